@@ -16,6 +16,7 @@ model would have been sent.
 Run as a script (`python3 fake_anthropic.py --port 8765 --log requests.jsonl`) it serves until
 interrupted and appends each request to the log as one JSON line.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -26,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 REPLY_TEXT = "Noted."
 MODEL_FALLBACK = "claude-sonnet-4-5"
@@ -44,7 +45,7 @@ class RecordedRequest:
 class _Recorder:
     requests: list[RecordedRequest] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
-    log: Optional[Path] = None
+    log: Path | None = None
     counter: int = 0
 
     def add(self, request: RecordedRequest) -> int:
@@ -83,21 +84,29 @@ def _sse_events(message: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
         ("message_start", {"type": "message_start", "message": start}),
         (
             "content_block_start",
-            {"type": "content_block_start", "index": 0,
-             "content_block": {"type": "text", "text": ""}},
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "text", "text": ""},
+            },
         ),
         ("ping", {"type": "ping"}),
         (
             "content_block_delta",
-            {"type": "content_block_delta", "index": 0,
-             "delta": {"type": "text_delta", "text": text}},
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "text_delta", "text": text},
+            },
         ),
         ("content_block_stop", {"type": "content_block_stop", "index": 0}),
         (
             "message_delta",
-            {"type": "message_delta",
-             "delta": {"stop_reason": "end_turn", "stop_sequence": None},
-             "usage": {"output_tokens": message["usage"]["output_tokens"]}},
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "end_turn", "stop_sequence": None},
+                "usage": {"output_tokens": message["usage"]["output_tokens"]},
+            },
         ),
         ("message_stop", {"type": "message_stop"}),
     ]
@@ -107,7 +116,7 @@ def _make_handler(recorder: _Recorder, reply_text: str) -> type[BaseHTTPRequestH
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
+        def log_message(self, format: str, *args: Any) -> None:
             pass  # keep test output clean; the recorder has everything
 
         def _read_body(self) -> Any:
@@ -147,7 +156,7 @@ def _make_handler(recorder: _Recorder, reply_text: str) -> type[BaseHTTPRequestH
                 self.wfile.flush()
             self.close_connection = True
 
-        def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+        def do_POST(self) -> None:
             body = self._read_body()
             number = self._record(body)
             path = self.path.split("?", 1)[0]
@@ -167,45 +176,49 @@ def _make_handler(recorder: _Recorder, reply_text: str) -> type[BaseHTTPRequestH
             else:
                 self._send_json(200, {})
 
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             self._record(None)
             path = self.path.split("?", 1)[0]
             if path.endswith("/v1/models"):
-                self._send_json(200, {"data": [], "has_more": False, "first_id": None,
-                                      "last_id": None})
+                self._send_json(
+                    200, {"data": [], "has_more": False, "first_id": None, "last_id": None}
+                )
             else:
                 self._send_json(200, {})
 
-        def do_HEAD(self) -> None:  # noqa: N802
+        def do_HEAD(self) -> None:
             self._record(None)
             self.send_response(200)
             self.send_header("Content-Length", "0")
             self.end_headers()
 
-        do_PUT = do_POST  # noqa: N815
-        do_PATCH = do_POST  # noqa: N815
-        do_DELETE = do_GET  # noqa: N815
+        do_PUT = do_POST
+        do_PATCH = do_POST
+        do_DELETE = do_GET
 
     return Handler
 
 
 class FakeAnthropic:
-    def __init__(self, port: int = 0, reply_text: str = REPLY_TEXT,
-                 log: Optional[Path] = None) -> None:
+    def __init__(
+        self, port: int = 0, reply_text: str = REPLY_TEXT, log: Path | None = None
+    ) -> None:
         self._recorder = _Recorder(log=log)
-        self._server = ThreadingHTTPServer(("127.0.0.1", port),
-                                           _make_handler(self._recorder, reply_text))
+        self._server = ThreadingHTTPServer(
+            ("127.0.0.1", port), _make_handler(self._recorder, reply_text)
+        )
         self._server.daemon_threads = True
-        self._thread: Optional[threading.Thread] = None
+        self._thread: threading.Thread | None = None
 
     @property
     def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        port = self._server.server_address[1]
+        return f"http://127.0.0.1:{port}"
 
     def start(self) -> FakeAnthropic:
-        self._thread = threading.Thread(target=self._server.serve_forever,
-                                        name="fake-anthropic", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, name="fake-anthropic", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -228,8 +241,10 @@ class FakeAnthropic:
 
     def message_requests(self) -> list[dict[str, Any]]:
         return [
-            r.body for r in self.requests
-            if r.method == "POST" and r.path.split("?", 1)[0].endswith("/v1/messages")
+            r.body
+            for r in self.requests
+            if r.method == "POST"
+            and r.path.split("?", 1)[0].endswith("/v1/messages")
             and isinstance(r.body, dict)
         ]
 
@@ -241,8 +256,9 @@ class FakeAnthropic:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=8765)
-    parser.add_argument("--log", type=Path, default=None,
-                        help="append each request to this file as one JSON line")
+    parser.add_argument(
+        "--log", type=Path, default=None, help="append each request to this file as one JSON line"
+    )
     parser.add_argument("--reply", default=REPLY_TEXT, help="text of every reply")
     args = parser.parse_args(argv)
     server = FakeAnthropic(args.port, args.reply, args.log).start()

@@ -1,0 +1,332 @@
+"""End to end in the real Claude Code CLI: validate, install, and see the blocks reach the model.
+
+A fake Anthropic Messages API on 127.0.0.1 records every request the CLI sends; the assertions
+read what the model would have been given. Each scenario runs with a fresh HOME, so Claude
+Code's settings, installed plugins and the hooks' cache (CLAUDE_PLUGIN_DATA) start empty.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import LOADER_DIR, MANAGER_DIR, ROOT
+
+sys.path.insert(0, str(ROOT / "scripts" / "e2e"))
+from e2e_env import NODE_BIN, clean_env, in_ci, missing_client_reason
+from fake_anthropic import FakeAnthropic
+
+pytestmark = pytest.mark.e2e
+
+MARKETPLACE = "project-memory"
+PLUGIN_ID = f"project-memory@{MARKETPLACE}"
+DEMO = ROOT / "examples" / "demo-project"
+LOADER = LOADER_DIR / "permanent_memory.py"
+MANAGER = MANAGER_DIR / "memory_manager.py"
+PERMANENT = Path(".claude") / "memory" / "permanent_memory.md"
+TIMEOUT = 90  # seconds, for any one CLI call; a normal one takes about a second
+
+NEW_EPIC = """
+## Epic: FEAT-021 — Dunning emails
+**Completed:** {completed}
+
+### Architectural decisions
+- dunning schedule lives in the database, not in cron (DEC-031)
+
+### Gotchas discovered
+- the mail provider rate-limits bursts above 10 per second
+"""
+
+
+@pytest.fixture(scope="module")
+def claude_bin() -> Path:
+    reason = missing_client_reason("claude")
+    if reason is not None:
+        if in_ci():
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return NODE_BIN / "claude"
+
+
+@pytest.fixture(scope="module")
+def api() -> Iterator[FakeAnthropic]:
+    with FakeAnthropic() as server:
+        yield server
+
+
+# --- reading the recorded requests -------------------------------------------------------------
+
+
+def _texts(content: Any) -> list[str]:
+    if isinstance(content, str):
+        return [content]
+    if isinstance(content, list):
+        return [
+            part["text"]
+            for part in content
+            if isinstance(part, dict) and isinstance(part.get("text"), str)
+        ]
+    return []
+
+
+def request_texts(body: Mapping[str, Any]) -> list[str]:
+    """Every piece of text the model is given: system blocks and all messages."""
+    texts = _texts(body.get("system"))
+    for message in body["messages"]:
+        texts.extend(_texts(message.get("content")))
+    return texts
+
+
+def new_turn_texts(body: Mapping[str, Any]) -> list[str]:
+    """The text added for this prompt: the messages after the last assistant reply."""
+    messages = body["messages"]
+    last = max((i for i, m in enumerate(messages) if m["role"] == "assistant"), default=-1)
+    texts: list[str] = []
+    for message in messages[last + 1 :]:
+        texts.extend(_texts(message.get("content")))
+    if last == -1:
+        texts.extend(_texts(body.get("system")))
+    return texts
+
+
+def copies(block: str, texts: Sequence[str]) -> int:
+    return sum(text.count(block) for text in texts)
+
+
+# --- driving the CLI ---------------------------------------------------------------------------
+
+
+class ClaudeUser:
+    """One user of Claude Code: a HOME of their own, talking to the fake API."""
+
+    def __init__(self, claude: Path, api: FakeAnthropic, home: Path) -> None:
+        self.claude = claude
+        self.api = api
+        home.mkdir(parents=True, exist_ok=True)
+        self.env = clean_env(
+            home, {"ANTHROPIC_BASE_URL": api.base_url, "ANTHROPIC_API_KEY": "sk-ant-e2e-dummy-key"}
+        )
+
+    def run(
+        self, *args: str, cwd: Path, stdin: str | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(self.claude), *args],
+            cwd=cwd,
+            env=self.env,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            check=False,
+        )
+
+    def ok(self, *args: str, cwd: Path, stdin: str | None = None) -> str:
+        result = self.run(*args, cwd=cwd, stdin=stdin)
+        assert result.returncode == 0, (args, result.stdout, result.stderr)
+        return result.stdout
+
+    def prompt(self, project: Path, *flags: str) -> tuple[str, dict[str, Any]]:
+        """Send one prompt with `claude -p`; return the session id and the main request."""
+        text = f"e2e prompt {uuid.uuid4().hex}"
+        out = self.ok("-p", text, "--output-format", "json", *flags, cwd=project)
+        reply = json.loads(out)
+        assert reply["result"] == "Noted.", reply
+        bodies = [
+            b
+            for b in self.api.message_requests()
+            if b.get("tools") and any(text in t for t in _user_texts(b))
+        ]
+        assert bodies, f"no request carried the prompt {text!r}"
+        return str(reply["session_id"]), bodies[-1]
+
+
+def _user_texts(body: Mapping[str, Any]) -> list[str]:
+    return [t for m in body["messages"] if m["role"] == "user" for t in _texts(m["content"])]
+
+
+def run_script(
+    script: Path, args: Sequence[str], env: Mapping[str, str], stdin: str | None = None
+) -> str:
+    result = subprocess.run(
+        [sys.executable, str(script), *args],
+        env=dict(env),
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, (script.name, args, result.stderr)
+    return result.stdout
+
+
+def loader_block(project: Path, env: Mapping[str, str], *flags: str) -> str:
+    """The permanent-memory block exactly as `permanent_memory.py load` prints it."""
+    block = run_script(LOADER, ["load", "--project-dir", str(project), *flags], env)
+    assert block.startswith("[permanent-memory | trust:file]\n"), block
+    return block.strip()
+
+
+def resume_block(project: Path, env: Mapping[str, str], data_dir: Path) -> str:
+    """What the session-memory hook prints at a session's start, run here by hand."""
+    hook_input = {
+        "session_id": f"expected-{uuid.uuid4().hex}",
+        "cwd": str(project),
+        "transcript_path": str(data_dir / "transcript.jsonl"),
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+    }
+    hook_env = {**env, "CLAUDE_PROJECT_DIR": str(project), "CLAUDE_PLUGIN_DATA": str(data_dir)}
+    block = run_script(MANAGER, ["hook"], hook_env, stdin=json.dumps(hook_input))
+    assert block.startswith("[session-memory | trust:file]\n"), block
+    assert re.search(r"^Resuming `[^`]+` \(last touched ", block, re.MULTILINE), block
+    return block.strip()
+
+
+def demo_copy(tmp_path: Path) -> Path:
+    project = tmp_path / "work" / "demo-project"
+    shutil.copytree(DEMO, project)
+    return project
+
+
+def option_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The environment the test's own script runs use: the CLI's, minus its API settings."""
+    return {k: v for k, v in env.items() if not k.startswith("ANTHROPIC_")}
+
+
+# --- the scenarios -----------------------------------------------------------------------------
+
+
+def test_validate_strict(claude_bin: Path, api: FakeAnthropic, tmp_path: Path) -> None:
+    user = ClaudeUser(claude_bin, api, tmp_path / "home")
+    out = user.ok("plugin", "validate", ".", "--strict", cwd=ROOT)
+    assert "Validation passed" in out
+    assert "⚠" not in out and "✘" not in out, out
+    for target in (".", ".claude-plugin/plugin.json", ".claude-plugin/marketplace.json"):
+        report = json.loads(user.ok("plugin", "validate", target, "--strict", "--json", cwd=ROOT))
+        assert report["success"] is True, report
+        assert report["manifest"]["errors"] == [] and report["manifest"]["warnings"] == []
+        for item in report.get("contents", []):
+            assert not item.get("errors") and not item.get("warnings"), item
+        assert report["advice"] == []
+    plugin_report = json.loads(
+        user.ok("plugin", "validate", ".claude-plugin/plugin.json", "--strict", "--json", cwd=ROOT)
+    )
+    hooks = plugin_report["provides"]["hooks"]
+    assert sorted((h["event"], h["command"].split("/")[-1]) for h in hooks) == [
+        ("SessionStart", 'memory_manager.py" hook'),
+        ("SessionStart", 'permanent_memory.py" hook'),
+        ("UserPromptSubmit", 'permanent_memory.py" hook'),
+    ]
+    assert plugin_report["hosts"]["declared"]["plugin"] is True
+
+
+def test_installed_plugin_puts_blocks_in_front_of_the_model(
+    claude_bin: Path, api: FakeAnthropic, tmp_path: Path
+) -> None:
+    user = ClaudeUser(claude_bin, api, tmp_path / "home")
+    out = user.ok("plugin", "marketplace", "add", str(ROOT), cwd=tmp_path)
+    assert MARKETPLACE in out
+    out = user.ok("plugin", "install", PLUGIN_ID, cwd=tmp_path)
+    assert f"Successfully installed plugin: {PLUGIN_ID}" in out
+    details = user.ok("plugin", "details", "project-memory", cwd=tmp_path)
+    assert "⚠" not in details and "warning" not in details.lower(), details
+    always_on = re.search(r"Always-on:\s+~?([\d,.]+k?)\s+tok", details)
+    assert always_on, details
+    print(f"\nclaude plugin details project-memory:\n{details}")
+
+    project = demo_copy(tmp_path)
+    env = option_env(user.env)
+    block = loader_block(project, env)
+    resume = resume_block(project, env, tmp_path / "expected-data")
+
+    # First prompt of a new session: both blocks, one copy each.
+    session, first = user.prompt(project)
+    texts = request_texts(first)
+    assert copies(block, texts) == 1, texts
+    assert copies(resume, texts) == 1, texts
+    print(f"\nfirst request, permanent-memory block as sent:\n{block}\n\nresume block:\n{resume}")
+
+    # Same session, nothing changed: no second copy.
+    _, second = user.prompt(project, "--resume", session)
+    assert copies(block, request_texts(second)) == 1
+    assert copies(block, new_turn_texts(second)) == 0
+
+    # The file changes: the next prompt carries the new block.
+    path = project / PERMANENT
+    path.write_text(
+        path.read_text(encoding="utf-8") + NEW_EPIC.format(completed="2026-11-01T12:00:00Z"),
+        encoding="utf-8",
+    )
+    changed = loader_block(project, env)
+    assert changed != block
+    _, third = user.prompt(project, "--resume", session)
+    assert copies(changed, new_turn_texts(third)) == 1
+    assert copies(changed, request_texts(third)) == 1
+
+    # A file of random bytes, then no file at all: the prompt still reaches the API.
+    path.write_bytes(os.urandom(4096) + b"\xff\xfe\x00## Epic: \x1b[31m")
+    _, garbage = user.prompt(project)
+    assert garbage["messages"]
+    path.unlink()
+    _, missing = user.prompt(project, "--resume", session)
+    assert copies("[permanent-memory | trust:file]", new_turn_texts(missing)) == 0
+
+
+def test_user_options_reach_the_hooks(claude_bin: Path, api: FakeAnthropic, tmp_path: Path) -> None:
+    user = ClaudeUser(claude_bin, api, tmp_path / "home")
+    user.ok("plugin", "marketplace", "add", str(ROOT), cwd=tmp_path)
+    options = {
+        "every_turn": "true",
+        "stale_days": "30",
+        "token_target": "40",
+        "hard_cap": "80",
+        "memory_dir": "notes/sessions",
+    }
+    config_flags = [f for k, v in options.items() for f in ("--config", f"{k}={v}")]
+    user.ok("plugin", "install", PLUGIN_ID, *config_flags, cwd=tmp_path)
+    configured = json.loads(user.ok("plugin", "configure", PLUGIN_ID, "--json", cwd=tmp_path))
+    assert sorted(configured["configured"]) == sorted(options)
+
+    project = demo_copy(tmp_path)
+    (project / "notes").mkdir()
+    (project / "memory").rename(project / "notes" / "sessions")
+    env = option_env(user.env)
+    block = loader_block(project, env, "--stale-days", "30", "--target", "40", "--hard-cap", "80")
+    assert block != loader_block(project, env)  # the options change what the hook must print
+    resume = resume_block(
+        project,
+        {**env, "CLAUDE_PLUGIN_OPTION_MEMORY_DIR": "notes/sessions"},
+        tmp_path / "expected-data",
+    )
+
+    session, first = user.prompt(project)
+    assert copies(block, request_texts(first)) >= 1
+    assert copies(resume, request_texts(first)) == 1
+    for turn in range(2, 4):  # every prompt carries the block, changed or not
+        flags = ("--continue",) if turn == 2 else ("--resume", session)
+        _, body = user.prompt(project, *flags)
+        assert copies(block, new_turn_texts(body)) == 1, (turn, new_turn_texts(body))
+
+
+def test_plugin_dir_without_install(claude_bin: Path, api: FakeAnthropic, tmp_path: Path) -> None:
+    user = ClaudeUser(claude_bin, api, tmp_path / "home")
+    project = demo_copy(tmp_path)
+    env = option_env(user.env)
+    block = loader_block(project, env)
+    resume = resume_block(project, env, tmp_path / "expected-data")
+    _, first = user.prompt(project, "--plugin-dir", str(ROOT))
+    assert copies(block, request_texts(first)) == 1
+    assert copies(resume, request_texts(first)) == 1
+    _, second = user.prompt(project, "--plugin-dir", str(ROOT), "--continue")
+    assert copies(block, request_texts(second)) == 1

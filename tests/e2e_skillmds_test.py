@@ -1,0 +1,184 @@
+"""End to end with skillmds: lint, security scan, and `skillmds add` into a fresh project.
+
+The installed copies are then run on the demo data through an auditing wrapper that records
+every file the interpreter opens, to show they need nothing of the repository outside their
+own skill folder.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "scripts" / "e2e"))
+from e2e_env import E2E_DIR, NODE_BIN, clean_env, in_ci, missing_client_reason
+
+pytestmark = pytest.mark.e2e
+
+SKILLS = {
+    "permanent-memory-loader": "permanent_memory.py",
+    "ski-memory-manager": "memory_manager.py",
+}
+DEMO = ROOT / "examples" / "demo-project"
+DEMO_PROJECT_NAME = "billing-api"
+AUDIT = E2E_DIR / "audit_open.py"
+TIMEOUT = 120
+# Flags of `skillmd scan` that must never be raised for these skills.
+FORBIDDEN_FLAGS = ("network_calls", "reads_secrets", "untrusted_install")
+
+
+@pytest.fixture(scope="module")
+def skillmd() -> Path:
+    reason = missing_client_reason("skillmd")
+    if reason is not None:
+        if in_ci():
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return NODE_BIN / "skillmd"
+
+
+def run(cmd: Sequence[str], cwd: Path, env: Mapping[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        list(cmd),
+        cwd=cwd,
+        env=dict(env),
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=TIMEOUT,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("skill", sorted(SKILLS))
+def test_lint_has_no_warnings(skillmd: Path, tmp_path: Path, skill: str) -> None:
+    env = clean_env(tmp_path)
+    text = run([str(skillmd), "lint", f"skills/{skill}", "--strict"], ROOT, env)
+    assert text.returncode == 0, text.stdout + text.stderr
+    assert "PASS" in text.stdout and "⚠" not in text.stdout, text.stdout
+    report = json.loads(
+        run([str(skillmd), "lint", f"skills/{skill}", "--format", "json"], ROOT, env).stdout
+    )
+    [entry] = report
+    assert entry["ok"] is True
+    assert entry["diagnostics"] == []
+
+
+def test_scan_reports_no_network_and_no_secret_access(skillmd: Path, tmp_path: Path) -> None:
+    env = clean_env(tmp_path)
+    result = run([str(skillmd), "scan", "--format", "json", "--deny", *FORBIDDEN_FLAGS], ROOT, env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    entries: list[dict[str, Any]] = json.loads(result.stdout)
+    scanned = {Path(e["file"]).parent.name: e for e in entries}
+    assert set(SKILLS) <= set(scanned), scanned
+    for skill in SKILLS:
+        security = scanned[skill]["security"]
+        assert not set(FORBIDDEN_FLAGS) & set(security["flags"]), security
+        assert scanned[skill]["denied"] == []
+    # The text report a person reads says the same.
+    text = run([str(skillmd), "scan", "."], ROOT, env)
+    assert text.returncode == 0
+    for flag in FORBIDDEN_FLAGS:
+        assert flag not in text.stdout, text.stdout
+
+
+def _audited(
+    script: Path, args: Sequence[str], env: Mapping[str, str], cwd: Path, report: Path
+) -> tuple[str, dict[str, Any]]:
+    result = run([sys.executable, str(AUDIT), str(report), str(script), *args], cwd, env)
+    assert result.returncode == 0, result.stderr
+    return result.stdout, json.loads(report.read_text(encoding="utf-8"))
+
+
+def _repository_files(paths: Sequence[str]) -> list[str]:
+    """Paths inside the repository, not counting the virtualenv the interpreter runs from."""
+    venv = Path(sys.prefix).resolve()
+    found = []
+    for name in paths:
+        path = Path(name).resolve()
+        if path.is_relative_to(ROOT) and not path.is_relative_to(venv):
+            found.append(str(path))
+    return found
+
+
+def test_skillmds_add_installs_working_self_contained_copies(skillmd: Path, tmp_path: Path) -> None:
+    project = tmp_path / "work" / "demo-project"
+    shutil.copytree(DEMO, project)  # has .claude/, so skillmds links the skills for Claude Code
+    home = tmp_path / "home"
+    home.mkdir()
+    env = clean_env(home)
+    skillmds = NODE_BIN / "skillmds"
+    result = run([str(skillmds), "add", str(ROOT), "--project", "--yes"], project, env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    lock = json.loads((project / "skills-lock.json").read_text(encoding="utf-8"))
+    assert set(SKILLS) <= set(lock["skills"]), lock
+
+    installed = {}
+    for skill, script in SKILLS.items():
+        folder = project / ".claude" / "skills" / skill
+        real = folder.resolve()
+        assert real.is_relative_to(project), real  # a copy in the project, not a link to ROOT
+        assert (real / "SKILL.md").is_file()
+        assert (real / "scripts" / script).is_file()
+        installed[skill] = folder / "scripts" / script
+
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    expected_env = dict(env)
+
+    # The loader, installed copy vs. the repository's own: same block, nothing read from ROOT.
+    loader_args = ["load", "--project-dir", str(project)]
+    out, audit = _audited(
+        installed["permanent-memory-loader"], loader_args, env, project, reports / "loader.json"
+    )
+    assert out.startswith("[permanent-memory | trust:file]\n"), out
+    source = ROOT / "skills" / "permanent-memory-loader" / "scripts" / "permanent_memory.py"
+    reference = run([sys.executable, str(source), *loader_args], project, expected_env)
+    assert out == reference.stdout
+    assert _repository_files(audit["opened"] + audit["modules"]) == []
+
+    # The manager: resume the demo project, then save a snapshot into a new memory folder.
+    manager_args = [
+        "load-last",
+        "--memory-dir",
+        str(project / "memory"),
+        "--project-name",
+        DEMO_PROJECT_NAME,
+    ]
+    out, audit = _audited(
+        installed["ski-memory-manager"], manager_args, env, project, reports / "manager.json"
+    )
+    assert out.startswith("[session-memory | trust:file]\n"), out
+    assert f"Resuming `{DEMO_PROJECT_NAME}`" in out
+    assert _repository_files(audit["opened"] + audit["modules"]) == []
+
+    fresh = project / "fresh-memory"
+    fresh.mkdir()
+    save_args = [
+        "save",
+        "--memory-dir",
+        str(fresh),
+        "--project-name",
+        "e2e-check",
+        "--session-timestamp",
+        "2026-01-02-03-04",
+        "--status",
+        "paused",
+        "--last-checkpoint",
+        "CP-S1",
+    ]
+    out, audit = _audited(
+        installed["ski-memory-manager"], save_args, env, project, reports / "save.json"
+    )
+    written = fresh / "2026-01-02-03-04-e2e-check.md"
+    assert out.strip() == str(written)
+    assert written.is_file()
+    assert _repository_files(audit["opened"] + audit["modules"]) == []

@@ -1,0 +1,183 @@
+"""The plugin's manifests and hook wiring, checked without the Claude Code CLI.
+
+(The real CLI validates and runs them in e2e_claude_code_test.py.)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import ROOT
+
+PLUGIN_JSON = ROOT / ".claude-plugin" / "plugin.json"
+MARKETPLACE_JSON = ROOT / ".claude-plugin" / "marketplace.json"
+HOOKS_JSON = ROOT / "hooks" / "hooks.json"
+
+LOADER_HOOK = (
+    'python3 "${CLAUDE_PLUGIN_ROOT}/skills/permanent-memory-loader/scripts/'
+    'permanent_memory.py" hook'
+)
+MANAGER_HOOK = (
+    'python3 "${CLAUDE_PLUGIN_ROOT}/skills/ski-memory-manager/scripts/memory_manager.py" hook'
+)
+
+# The user options, their types and defaults, and the environment variable each reaches the
+# hooks as (Claude Code upper-cases the key: CLAUDE_PLUGIN_OPTION_<KEY>). The hook scripts read
+# these names; an option the user never set is absent from the environment, so the scripts
+# must fall back to these same defaults themselves.
+OPTIONS = {
+    "every_turn": ("boolean", False, "CLAUDE_PLUGIN_OPTION_EVERY_TURN"),
+    "stale_days": ("number", 90, "CLAUDE_PLUGIN_OPTION_STALE_DAYS"),
+    "token_target": ("number", 120, "CLAUDE_PLUGIN_OPTION_TOKEN_TARGET"),
+    "hard_cap": ("number", 200, "CLAUDE_PLUGIN_OPTION_HARD_CAP"),
+    "memory_dir": ("string", "memory", "CLAUDE_PLUGIN_OPTION_MEMORY_DIR"),
+}
+
+SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?$")
+
+
+def _load(path: Path) -> Any:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def pyproject_version() -> str:
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    if sys.version_info >= (3, 11):
+        import tomllib
+
+        return str(tomllib.loads(text)["project"]["version"])
+    # Python < 3.11 has no TOML reader: the [project] table's version line.
+    project = text.split("[project]", 1)[1].split("\n[", 1)[0]
+    match = re.search(r'^version\s*=\s*"([^"]+)"', project, re.MULTILINE)
+    assert match, "pyproject.toml has no [project] version"
+    return match.group(1)
+
+
+def test_versions_agree_with_pyproject() -> None:
+    version = pyproject_version()
+    assert SEMVER.match(version), version
+    plugin = _load(PLUGIN_JSON)
+    market = _load(MARKETPLACE_JSON)
+    entry = next(p for p in market["plugins"] if p["name"] == "project-memory")
+    assert plugin["version"] == version
+    assert entry["version"] == version
+    assert market["metadata"]["version"] == version
+
+
+def test_plugin_manifest_fields() -> None:
+    plugin = _load(PLUGIN_JSON)
+    assert plugin["name"] == "project-memory"
+    for field in ("description", "license", "repository"):
+        assert isinstance(plugin[field], str) and plugin[field], field
+    assert plugin["author"]["name"]
+    assert plugin["keywords"] and all(isinstance(k, str) for k in plugin["keywords"])
+    assert plugin["license"] == "MIT"
+    # Nothing the plugin runs reaches a network host.
+    assert plugin["network"] == {"hosts": []}
+
+
+def test_marketplace_is_the_repository_itself() -> None:
+    market = _load(MARKETPLACE_JSON)
+    assert market["name"] == "project-memory"
+    assert market["owner"]["name"]
+    [entry] = market["plugins"]
+    assert entry["name"] == "project-memory"
+    assert entry["source"] == "./"
+    assert entry["description"] == _load(PLUGIN_JSON)["description"]
+
+
+def test_user_options() -> None:
+    config = _load(PLUGIN_JSON)["userConfig"]
+    assert set(config) == set(OPTIONS)
+    for key, (kind, default, env_name) in OPTIONS.items():
+        option = config[key]
+        assert option["type"] == kind, key
+        assert option["default"] == default, key
+        assert type(option["default"]) is type(default), key
+        assert option["title"] and option["description"], key
+        assert not option.get("sensitive", False), key
+        assert re.fullmatch(r"[A-Za-z_]\w*", key), key
+        assert env_name == "CLAUDE_PLUGIN_OPTION_" + key.upper()
+        if kind == "number":
+            assert option["min"] <= default <= option["max"], key
+
+
+def _commands(hooks: dict[str, Any], event: str) -> list[dict[str, Any]]:
+    return [h for group in hooks["hooks"][event] for h in group["hooks"]]
+
+
+def test_hooks_wiring() -> None:
+    hooks = _load(HOOKS_JSON)
+    assert set(hooks["hooks"]) == {"SessionStart", "UserPromptSubmit"}
+    [start_group] = hooks["hooks"]["SessionStart"]
+    assert start_group["matcher"] == "startup|resume|clear|compact"
+    assert [h["command"] for h in _commands(hooks, "SessionStart")] == [MANAGER_HOOK, LOADER_HOOK]
+    [prompt_group] = hooks["hooks"]["UserPromptSubmit"]
+    assert "matcher" not in prompt_group  # UserPromptSubmit takes no matcher
+    assert [h["command"] for h in _commands(hooks, "UserPromptSubmit")] == [LOADER_HOOK]
+    for event in hooks["hooks"]:
+        for hook in _commands(hooks, event):
+            assert hook["type"] == "command"
+            # Seconds. Well above a cold start that imports tiktoken, well below the default 60.
+            assert isinstance(hook["timeout"], int) and 2 <= hook["timeout"] <= 10
+
+
+@pytest.mark.parametrize("command", [LOADER_HOOK, MANAGER_HOOK])
+def test_hook_commands_point_at_skill_scripts(command: str) -> None:
+    [interpreter, script, subcommand] = shlex.split(command)
+    assert interpreter == "python3" and subcommand == "hook"
+    assert script.startswith("${CLAUDE_PLUGIN_ROOT}/skills/")
+    assert (ROOT / script.replace("${CLAUDE_PLUGIN_ROOT}/", "")).is_file()
+
+
+@pytest.mark.parametrize(
+    ("command", "event", "extra"),
+    [
+        (MANAGER_HOOK, "SessionStart", {"source": "startup"}),
+        (LOADER_HOOK, "SessionStart", {"source": "startup"}),
+        (LOADER_HOOK, "UserPromptSubmit", {"prompt": "hello", "permission_mode": "default"}),
+    ],
+)
+def test_hook_commands_run_through_a_shell(
+    tmp_path: Path, command: str, event: str, extra: dict[str, str]
+) -> None:
+    # The command string exactly as Claude Code runs it: through a shell, with
+    # CLAUDE_PLUGIN_ROOT set, from a folder with spaces in its name, on a project that has no
+    # memory files. The hooks must exit 0 with at most 10,000 characters on stdout.
+    root = tmp_path / "plugin root"
+    root.symlink_to(ROOT)
+    project = tmp_path / "empty project"
+    project.mkdir()
+    hook_input = {
+        "session_id": "wiring-test",
+        "transcript_path": str(tmp_path / "t.jsonl"),
+        "cwd": str(project),
+        "hook_event_name": event,
+        **extra,
+    }
+    env = {
+        "PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "CLAUDE_PLUGIN_ROOT": str(root),
+        "CLAUDE_PROJECT_DIR": str(project),
+        "CLAUDE_PLUGIN_DATA": str(tmp_path / "data"),
+    }
+    result = subprocess.run(
+        ["sh", "-c", command],
+        input=json.dumps(hook_input),
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=project,
+        timeout=30,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert len(result.stdout) <= 10_000
