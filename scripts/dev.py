@@ -5,15 +5,17 @@ Both create or reuse `.venv/` at the repository root, so they need only `python3
 and access to PyPI; `test` also installs the pinned npm clients for the end-to-end checks
 when `npm` is on PATH.
 """
+
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import sys
 import venv
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -21,39 +23,113 @@ VENV = ROOT / ".venv"
 E2E = ROOT / "scripts" / "e2e"
 DEMO = ROOT / "examples" / "demo-project"
 DEMO_PROJECT_NAME = "billing-api"
+LOADER = ROOT / "skills" / "permanent-memory-loader" / "scripts" / "permanent_memory.py"
+MANAGER = ROOT / "skills" / "ski-memory-manager" / "scripts" / "memory_manager.py"
+# Editable installs from pyproject.toml alone (PEP 660) need pip 21.3; Python 3.9.0 ships 20.2.
+MIN_PIP = (21, 3)
+# The test extras include everything the base install has, so a venv set up by `test`
+# serves `demo` too.
+SUPERSETS = {"": ("", "test"), "test": ("test",)}
+USAGE = "usage: python3 scripts/dev.py demo | test [pytest args ...]"
 
 
-def _venv_python() -> Path:
-    if os.name == "nt":
-        return VENV / "Scripts" / "python.exe"
-    return VENV / "bin" / "python"
+class DevError(Exception):
+    pass
 
 
-def _run(cmd: Sequence[str | os.PathLike[str]], **kwargs: object) -> None:
-    subprocess.run([str(c) for c in cmd], check=True, **kwargs)  # type: ignore[call-overload]
+def venv_python(venv_dir: Path, os_name: str = os.name) -> Path:
+    if os_name == "nt":
+        return venv_dir / "Scripts" / "python.exe"
+    return venv_dir / "bin" / "python"
 
 
-def ensure_venv(extras: str) -> Path:
-    python = _venv_python()
+def install_digest(pyproject: bytes, extras: str) -> str:
+    return hashlib.sha256(pyproject + extras.encode()).hexdigest()
+
+
+def stamp_path(venv_dir: Path, extras: str) -> Path:
+    return venv_dir / f".installed-{extras or 'base'}"
+
+
+def is_installed(venv_dir: Path, pyproject: bytes, extras: str) -> bool:
+    # Installed when this set of extras, or one that contains it, was installed from this
+    # very pyproject.toml.
+    for candidate in SUPERSETS.get(extras, (extras,)):
+        stamp = stamp_path(venv_dir, candidate)
+        if stamp.is_file() and stamp.read_text() == install_digest(pyproject, candidate):
+            return True
+    return False
+
+
+def pip_version(pip_version_output: str) -> tuple[int, ...]:
+    match = re.match(r"pip (\d+)\.(\d+)", pip_version_output)
+    if match is None:
+        return ()
+    return (int(match.group(1)), int(match.group(2)))
+
+
+def env_with_venv(env: Mapping[str, str], venv_dir: Path) -> dict[str, str]:
+    # The venv's bin first on PATH, so `python3` in test subprocesses is the venv's.
+    result = dict(env)
+    bin_dir = venv_python(venv_dir).parent
+    result["PATH"] = f"{bin_dir}{os.pathsep}{env['PATH']}" if env.get("PATH") else str(bin_dir)
+    result["VIRTUAL_ENV"] = str(venv_dir)
+    result.pop("PYTHONHOME", None)
+    return result
+
+
+def _run(cmd: Sequence[str | os.PathLike[str]], cwd: Path | None = None) -> None:
+    subprocess.run([str(c) for c in cmd], check=True, cwd=cwd)
+
+
+def _say(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def create_venv(venv_dir: Path) -> None:
+    _say(f"creating {venv_dir.name}/ ...")
+    try:
+        venv.EnvBuilder(with_pip=True).create(venv_dir)
+    except subprocess.CalledProcessError as exc:
+        raise DevError(
+            f"could not create {venv_dir} with pip (on Debian or Ubuntu: "
+            "`sudo apt install python3-venv`, then run this command again)"
+        ) from exc
+
+
+def ensure_pip(python: Path) -> None:
+    probe = subprocess.run(
+        [str(python), "-m", "pip", "--version"], capture_output=True, text=True, check=False
+    )
+    if probe.returncode != 0:
+        _say("bootstrapping pip into .venv ...")
+        _run([python, "-m", "ensurepip", "--upgrade"])
+    elif pip_version(probe.stdout) < MIN_PIP:
+        _say("upgrading pip in .venv ...")
+        _run([python, "-m", "pip", "install", "--quiet", "--upgrade", "pip"])
+
+
+def ensure_venv(extras: str, venv_dir: Path = VENV) -> Path:
+    python = venv_python(venv_dir)
     if not python.exists():
-        print(f"creating {VENV.relative_to(ROOT)}/ ...", file=sys.stderr)
-        venv.EnvBuilder(with_pip=True).create(VENV)
+        create_venv(venv_dir)
+    pyproject = (ROOT / "pyproject.toml").read_bytes()
     # Reinstall only when pyproject.toml (or the extras asked for) changed since the last install.
-    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes() + extras.encode()).hexdigest()
-    stamp = VENV / f".installed-{extras or 'base'}"
-    if not stamp.exists() or stamp.read_text() != digest:
-        print(f"installing project-memory{extras and f'[{extras}]'} into .venv ...", file=sys.stderr)
+    if not is_installed(venv_dir, pyproject, extras):
+        ensure_pip(python)
+        label = f"project-memory[{extras}]" if extras else "project-memory"
+        _say(f"installing {label} into .venv ...")
         target = f"{ROOT}[{extras}]" if extras else str(ROOT)
-        _run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-e", target])
-        stamp.write_text(digest)
+        pip_install = ["-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+        _run([python, *pip_install, "-e", target])
+        stamp_path(venv_dir, extras).write_text(install_digest(pyproject, extras))
     return python
 
 
 def ensure_npm_clients() -> None:
     npm = shutil.which("npm")
     if npm is None:
-        print("npm not found: end-to-end tests with Claude Code and skillmds will be skipped",
-              file=sys.stderr)
+        _say("npm not found: end-to-end tests with Claude Code and skillmds will be skipped")
         return
     lock = E2E / "package-lock.json"
     stamp = E2E / "node_modules" / ".installed-lock"
@@ -62,56 +138,62 @@ def ensure_npm_clients() -> None:
     digest = hashlib.sha256(lock.read_bytes()).hexdigest()
     if stamp.exists() and stamp.read_text() == digest:
         return
-    print("installing pinned npm clients into scripts/e2e/node_modules ...", file=sys.stderr)
+    _say("installing pinned npm clients into scripts/e2e/node_modules ...")
     _run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=E2E)
     stamp.write_text(digest)
 
 
-def _env_with_venv(python: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    env["PATH"] = f"{python.parent}{os.pathsep}{env.get('PATH', '')}"
-    env["VIRTUAL_ENV"] = str(VENV)
-    return env
-
-
 def demo(python: Path) -> int:
-    env = _env_with_venv(python)
-    loader = ROOT / "skills" / "permanent-memory-loader" / "scripts" / "permanent_memory.py"
-    manager = ROOT / "skills" / "ski-memory-manager" / "scripts" / "memory_manager.py"
+    env = env_with_venv(os.environ, VENV)
     first = subprocess.run(
-        [str(python), str(loader), "load", "--project-dir", str(DEMO)], env=env, check=False
+        [str(python), str(LOADER), "load", "--project-dir", str(DEMO)], env=env, check=False
     )
-    print()
-    sys.stdout.flush()
+    print(flush=True)
     second = subprocess.run(
-        [str(python), str(manager), "load-last", "--memory-dir", str(DEMO / "memory"),
-         "--project-name", DEMO_PROJECT_NAME],
-        env=env, check=False,
+        [
+            str(python),
+            str(MANAGER),
+            "load-last",
+            "--memory-dir",
+            str(DEMO / "memory"),
+            "--project-name",
+            DEMO_PROJECT_NAME,
+        ],
+        env=env,
+        check=False,
     )
     return first.returncode or second.returncode
 
 
 def test(python: Path, pytest_args: Sequence[str]) -> int:
     ensure_npm_clients()
-    env = _env_with_venv(python)
-    result = subprocess.run([str(python), "-m", "pytest", *pytest_args], cwd=ROOT, env=env,
-                            check=False)
+    env = env_with_venv(os.environ, VENV)
+    result = subprocess.run(
+        [str(python), "-m", "pytest", *pytest_args], cwd=ROOT, env=env, check=False
+    )
     return result.returncode
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] not in ("demo", "test"):
-        print("usage: python3 scripts/dev.py demo | test [pytest args ...]", file=sys.stderr)
+        print(USAGE, file=sys.stderr)
         return 2
     command, rest = args[0], args[1:]
-    if sys.version_info < (3, 9):
-        print("project-memory needs Python 3.9 or newer", file=sys.stderr)
+    # Reachable: this file still parses on older Pythons, which should get a clear message.
+    if sys.version_info < (3, 9):  # noqa: UP036
+        print("error: project-memory needs Python 3.9 or newer", file=sys.stderr)
         return 1
     try:
         if command == "demo":
+            if rest:
+                print(USAGE, file=sys.stderr)
+                return 2
             return demo(ensure_venv(""))
         return test(ensure_venv("test"), rest)
+    except DevError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
     except subprocess.CalledProcessError as exc:
         print(f"error: {' '.join(map(str, exc.cmd))} exited {exc.returncode}", file=sys.stderr)
         return 1
