@@ -1,0 +1,431 @@
+# Hostile-input corpus (tests/corpus/cases.json): every case through every entry point that
+# reads it, checked against the contract: no exception, the right exit code, bounded output,
+# one stderr line when input is rejected, safe blocks.
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hardening_support import (
+    HARD_CAP,
+    HOOK_LIMIT,
+    LOADER,
+    LOADER_STAMP,
+    MANAGER,
+    MANAGER_HOOK_LIMIT,
+    NOW,
+    SESSION_STAMP,
+    SNAP_NOW,
+    Result,
+    assert_no_traceback,
+    block_problems,
+    call_main,
+    case_bytes,
+    cases,
+    front_matter,
+    is_lock_name,
+    isolated_env,
+    module,
+    output_problems,
+    run,
+    snapshot_files,
+    stderr_lines,
+    token_count,
+    tree_bytes,
+)
+
+PERMANENT = cases("permanent")
+SNAPSHOTS = cases("snapshot")
+NAMES = cases("snapshot-names")
+SAVES = cases("save-input")
+
+
+def test_corpus_size() -> None:
+    committed = [c for c in PERMANENT + SNAPSHOTS + SAVES if "file" in c]
+    assert len(committed) >= 60
+    for c in committed:
+        assert (Path(__file__).parent / "corpus" / c["file"]).is_file(), c["id"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Loader
+
+
+def _loader_env(monkeypatch: pytest.MonkeyPatch, tmp: Path) -> None:
+    for key in list(os.environ):
+        if key.startswith("CLAUDE_"):
+            monkeypatch.delenv(key)
+    monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(tmp / "plugin-data"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp / "xdg"))
+
+
+def _project(tmp: Path, data: bytes) -> Path:
+    proj = tmp / "proj"
+    (proj / ".claude" / "memory").mkdir(parents=True)
+    (proj / ".claude" / "memory" / "permanent_memory.md").write_bytes(data)
+    return proj
+
+
+def _check_loader_block(res: Result, what: str, expect: dict[str, Any]) -> None:
+    assert_no_traceback(res, what)
+    assert res.code == 0, f"{what}: exit {res.code}, stderr {res.err[-500:]!r}"
+    block = res.out
+    if expect.get("output") == "stamp":
+        assert block.startswith(LOADER_STAMP + "\n"), f"{what}: no stamp: {block[:200]!r}"
+    if block:
+        assert block.endswith("\n"), f"{what}: block does not end with a newline"
+        problems = block_problems(block, LOADER_STAMP)
+        assert not problems, f"{what}: {problems}\n{block[:1500]}"
+        tokens, how = token_count(block)
+        if how == "cl100k_base":
+            assert tokens <= HARD_CAP, f"{what}: {tokens} tokens > {HARD_CAP}"
+        assert len(block) <= HOOK_LIMIT
+
+
+def _epic_line(block: str, eid: str) -> str | None:
+    for line in block.split("\n"):
+        if line.startswith(f"Epic {eid} ") or f") Epic {eid} " in line or line.startswith(
+            f"Epic {eid}:"
+        ):
+            return line
+    return None
+
+
+@pytest.mark.parametrize("case", PERMANENT, ids=[c["id"] for c in PERMANENT])
+def test_loader_case(case: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pm = module("permanent_memory")
+    _loader_env(monkeypatch, tmp_path)
+    proj = _project(tmp_path, case_bytes(case, tmp_path))
+    expect = case["expect"]
+    start = time.monotonic()
+    text = call_main(pm, ["load", "--project-dir", str(proj), "--now", NOW])
+    elapsed = time.monotonic() - start
+    _check_loader_block(text, "load", expect)
+    assert elapsed < 20, f"load took {elapsed:.1f}s"
+
+    block = text.out
+    if "exact" in expect:
+        assert block == expect["exact"]
+    for eid in expect.get("epic_ids", []):
+        assert _epic_line(block, eid), f"no Epic line for {eid}:\n{block}"
+    for sub in expect.get("contains", []):
+        assert sub in block, f"{sub!r} not in block:\n{block}"
+    for sub in expect.get("absent", []):
+        assert sub not in block, f"{sub!r} leaked into the block"
+    for eid in expect.get("stale", []):
+        line = _epic_line(block, eid)
+        assert line and line.startswith("(>90d may be outdated) "), f"{eid} not stale: {line!r}"
+    for eid in expect.get("not_stale", []):
+        line = _epic_line(block, eid)
+        assert line and not line.startswith("(>"), f"{eid} marked stale: {line!r}"
+    if expect.get("skipped"):
+        lines = block.rstrip("\n").split("\n")
+        assert len(lines) == 2, f"over-8000-token file not skipped in one line:\n{block[:500]}"
+        assert "archive" in lines[1].lower(), lines[1]
+
+    js = call_main(pm, ["load", "--project-dir", str(proj), "--now", NOW, "--format", "json"])
+    assert_no_traceback(js, "load --format json")
+    assert js.code == 0, js.err
+    if block:
+        doc = json.loads(js.out)
+        assert isinstance(doc, dict)
+    for sub in expect.get("absent", []):
+        assert sub not in js.out and sub not in text.err and sub not in js.err
+
+    # Hooks (clock time, not --now): the block must be what `load` prints with the same clock.
+    clock = call_main(pm, ["load", "--project-dir", str(proj)])
+    for event, extra in (
+        ("UserPromptSubmit", {"prompt": "hello"}),
+        ("SessionStart", {"source": "startup"}),
+    ):
+        payload = {
+            "session_id": f"corpus-{case['id']}-{event}",
+            "transcript_path": str(tmp_path / "t.jsonl"),
+            "cwd": str(proj),
+            "hook_event_name": event,
+            **extra,
+        }
+        hook = call_main(pm, ["hook"], stdin=json.dumps(payload).encode())
+        assert_no_traceback(hook, f"hook {event}")
+        assert hook.code == 0, f"hook {event} exit {hook.code}"
+        assert len(hook.out) <= HOOK_LIMIT
+        assert not block_problems(hook.out, LOADER_STAMP), block_problems(hook.out, LOADER_STAMP)
+        assert hook.out == clock.out, f"hook {event} block differs from load's"
+        for sub in expect.get("absent", []):
+            assert sub not in hook.out and sub not in hook.err
+    # Nothing written under .claude/memory/.
+    assert sorted(p.name for p in (proj / ".claude" / "memory").iterdir()) == ["permanent_memory.md"]
+
+
+SUBPROCESS_LOADER = [
+    "seed-example",
+    "random-bytes",
+    "invalid-utf8",
+    "utf16-le-bom",
+    "file-50mb",
+    "epics-10000",
+    "single-line-1mb",
+    "inject-system-reminder",
+    "secrets-every-kind",
+]
+
+
+@pytest.mark.parametrize("cid", SUBPROCESS_LOADER)
+def test_loader_case_subprocess(cid: str, tmp_path: Path) -> None:
+    """The real entry point, as the plugin runs it: `python3 permanent_memory.py hook`."""
+    case = next(c for c in PERMANENT if c["id"] == cid)
+    proj = _project(tmp_path, case_bytes(case, tmp_path))
+    env = isolated_env(tmp_path)
+    load = run(LOADER, ["load", "--project-dir", str(proj)], env=env, timeout=60)
+    _check_loader_block(load, "load (subprocess)", case["expect"])
+    payload = {"session_id": "s1", "cwd": str(proj), "hook_event_name": "UserPromptSubmit",
+               "prompt": "x"}
+    for attempt in ("miss", "hit"):
+        hook = run(LOADER, ["hook"], env=env, stdin=json.dumps(payload).encode(), cwd=tmp_path,
+                   timeout=60)
+        assert_no_traceback(hook, f"hook ({attempt})")
+        assert hook.code == 0
+        # Claude Code's hook timeout is 5 s; a cache miss on a 50 MB file must still make it.
+        assert hook.seconds < 5, f"hook {attempt} took {hook.seconds:.2f}s"
+        if attempt == "miss":
+            assert hook.out == load.out
+            payload["session_id"] = "s2"
+        else:
+            assert hook.out == load.out
+
+
+# ---------------------------------------------------------------------------------------------
+# Manager: snapshots
+
+
+def _manager_env(monkeypatch: pytest.MonkeyPatch, tmp: Path) -> None:
+    for key in list(os.environ):
+        if key.startswith("CLAUDE_"):
+            monkeypatch.delenv(key)
+    monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(tmp / "plugin-data"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp / "xdg"))
+
+
+def _check_session_block(out: str, what: str) -> None:
+    lines = out.split("\n")
+    assert lines[0] == SESSION_STAMP, f"{what}: first line {lines[0][:100]!r}"
+    assert lines[1].startswith("Resuming `proj` (last touched "), f"{what}: {lines[1][:200]!r}"
+    assert lines[2] == "", f"{what}: no blank line after the resume line"
+    problems = block_problems(out, SESSION_STAMP, check_lines=False)
+    assert not problems, f"{what}: {problems}"
+
+
+def _manager_runs(mm: Any, proj: Path, memory: Path) -> dict[str, Result]:
+    runs = {
+        "load-last": call_main(mm, ["load-last", "--memory-dir", str(memory), "--project-name",
+                                    "proj", "--now", SNAP_NOW]),
+        "load-last-json": call_main(mm, ["load-last", "--memory-dir", str(memory),
+                                         "--project-name", "proj", "--now", SNAP_NOW,
+                                         "--format", "json"]),
+        "list": call_main(mm, ["list", "--memory-dir", str(memory)]),
+        "list-project": call_main(mm, ["list", "--memory-dir", str(memory), "--project-name",
+                                       "proj"]),
+        "list-json": call_main(mm, ["list", "--memory-dir", str(memory), "--format", "json"]),
+    }
+    payload = {"session_id": "m1", "cwd": str(proj), "hook_event_name": "SessionStart",
+               "source": "startup"}
+    runs["hook"] = call_main(mm, ["hook"], stdin=json.dumps(payload).encode())
+    for what, res in runs.items():
+        assert_no_traceback(res, what)
+        assert res.code == 0, f"{what}: exit {res.code}: {res.err[-400:]!r}"
+        if what.endswith("json"):
+            json.loads(res.out)
+    assert len(runs["hook"].out) <= MANAGER_HOOK_LIMIT, len(runs["hook"].out)
+    hook_out = runs["hook"].out
+    assert not hook_out or hook_out.startswith(SESSION_STAMP + "\n"), hook_out[:200]
+    for what in ("load-last", "list", "list-project", "hook"):
+        bad = output_problems(runs[what].out)
+        assert not bad, f"{what}: {bad}"
+    return runs
+
+
+@pytest.mark.parametrize("case", SNAPSHOTS, ids=[c["id"] for c in SNAPSHOTS])
+def test_snapshot_case(case: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    mm = module("memory_manager")
+    _manager_env(monkeypatch, tmp_path)
+    monkeypatch.chdir(tmp_path)
+    proj = tmp_path / "proj"
+    memory = proj / "memory"
+    memory.mkdir(parents=True)
+    data = case_bytes(case, tmp_path)
+    snap = memory / "2026-01-01-10-00-proj.md"
+    snap.write_bytes(data)
+    expect = case["expect"]
+    start = time.monotonic()
+    runs = _manager_runs(mm, proj, memory)
+    elapsed = time.monotonic() - start
+    assert elapsed < expect.get("max_seconds", 20), f"{elapsed:.1f}s"
+    out, err = runs["load-last"].out, runs["load-last"].err
+    skipped = out == "No previous memory found for project 'proj'\n"
+    if expect["load_last"] == "shown":
+        assert not skipped, f"valid snapshot skipped: {err!r}"
+    if expect["load_last"] == "skipped":
+        assert skipped, f"corrupt snapshot shown:\n{out[:600]}"
+    if skipped:
+        assert len(stderr_lines(err)) >= 1 and all(len(ln) < 500 for ln in stderr_lines(err)), \
+            f"skipped without a one-line warning: {err!r}"
+    else:
+        _check_session_block(out, "load-last")
+        if "status" in expect:
+            assert f"status: {expect['status']} at {expect['checkpoint']})" in out.split("\n")[1]
+    for sub in expect.get("contains", []):
+        assert sub in out, f"{sub!r} not in load-last output"
+    for sub in expect.get("absent", []):
+        for what, res in runs.items():
+            assert sub not in res.out and sub not in res.err, f"{sub!r} leaked in {what}"
+    if "no_file" in expect:
+        assert not (tmp_path / expect["no_file"]).exists()
+        assert not Path(expect["no_file"]).exists()
+    # Reading never changes or adds files.
+    assert snap.read_bytes() == data
+    assert [p.name for p in memory.iterdir()] == [snap.name]
+
+
+def _marked(marker: str) -> str:
+    text = (Path(__file__).parent / "corpus" / "snapshot" / "snap-valid.md").read_text()
+    return text.replace("MARKER-GOOD", marker)
+
+
+@pytest.mark.parametrize("case", NAMES, ids=[c["id"] for c in NAMES])
+def test_snapshot_names(case: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    mm = module("memory_manager")
+    _manager_env(monkeypatch, tmp_path)
+    proj = tmp_path / "proj"
+    memory = proj / "memory"
+    memory.mkdir(parents=True)
+    markers = {}
+    for i, spec in enumerate(case["files"]):
+        name, _, flavour = spec.partition("=")
+        marker = f"MARK-{i:02d}"
+        if name.endswith("/"):
+            (memory / name.rstrip("/")).mkdir()
+            continue
+        markers[name] = marker
+        (memory / name).write_text("---\n: : [\n" if flavour == "corrupt" else _marked(marker))
+    res = call_main(mm, ["load-last", "--memory-dir", str(memory), "--project-name", "proj",
+                         "--now", SNAP_NOW])
+    assert_no_traceback(res, "load-last")
+    assert res.code == 0
+    pick = case["expect"]["pick"]
+    shown = [n for n, m in markers.items() if m in res.out]
+    if pick is None:
+        assert res.out == "No previous memory found for project 'proj'\n", res.out[:300]
+    else:
+        assert shown == [pick], f"showed {shown}, expected {pick}"
+        _check_session_block(res.out, "load-last")
+    if case["expect"].get("warn"):
+        assert len(stderr_lines(res.err)) == 1, res.err
+    _manager_runs(mm, proj, memory)
+
+
+# ---------------------------------------------------------------------------------------------
+# Manager: save --input
+
+
+def _field_named(line: str, field: str) -> bool:
+    variants = {field, field.replace("_", "-"), "--" + field.replace("_", "-")}
+    if field == "checkpoint_decisions":
+        variants |= {"option", "note", "regenerated_count", "checkpoint"}
+    return any(v in line for v in variants)
+
+
+@pytest.mark.parametrize("case", SAVES, ids=[c["id"] for c in SAVES])
+def test_save_input_case(case: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    mm = module("memory_manager")
+    _manager_env(monkeypatch, tmp_path)
+    monkeypatch.chdir(tmp_path)
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    previous = memory / "2025-12-31-09-00-proj.md"
+    previous.write_text(_marked("MARK-PREVIOUS"))
+    before = {p.name: p.read_bytes() for p in memory.iterdir()}
+    src = tmp_path / "input.json"
+    src.write_bytes(case_bytes(case, tmp_path))
+    res = call_main(mm, ["save", "--memory-dir", str(memory), "--input", str(src)])
+    assert_no_traceback(res, "save")
+    expect = case["expect"]
+    after = {p.name: p.read_bytes() for p in memory.iterdir() if not is_lock_name(p.name)}
+    assert after[previous.name] == before[previous.name], "an existing snapshot changed"
+    result = {0: "accept", 1: "reject"}.get(res.code, f"exit {res.code}")
+    if expect["result"] != "either":
+        assert result == expect["result"], f"{result}: stderr {res.err!r}"
+    assert result in ("accept", "reject"), f"{result}: stderr {res.err!r}"
+    if result == "reject":
+        lines = stderr_lines(res.err)
+        assert len(lines) == 1, f"expected one stderr line, got {lines}"
+        if "field" in expect:
+            assert _field_named(lines[0], expect["field"]), f"{expect['field']} not named: {lines[0]}"
+        assert after == before, f"rejected input wrote {set(after) - set(before)}"
+        assert res.out == ""
+    else:
+        new = set(after) - set(before)
+        assert len(new) == 1, f"accepted input wrote {new}"
+        (name,) = new
+        assert name.endswith("-proj.md")
+        written = (memory / name).read_text(encoding="utf-8")
+        meta = front_matter(written)
+        assert isinstance(meta, dict)
+        assert res.out.strip().endswith(name), res.out
+        for key, value in expect.get("check", {}).items():
+            assert meta[key] == value
+        for sub in expect.get("absent", []):
+            for path, data in tree_bytes(tmp_path):
+                if path == src:
+                    continue
+                assert sub.encode() not in data, f"{sub!r} written to {path}"
+            assert sub not in res.out and sub not in res.err
+    # Nothing but snapshots in the memory dir (no temp or lock file left behind).
+    leftovers = [n for n in after if n not in {p.name for p in snapshot_files(memory)}]
+    assert not leftovers, leftovers
+
+
+def test_save_hostile_strings_round_trip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Valid hostile strings come back exactly through the manager's own parser and load-last."""
+    mm = module("memory_manager")
+    _manager_env(monkeypatch, tmp_path)
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    case = next(c for c in SAVES if c["id"] == "save-hostile-strings")
+    data = json.loads(case_bytes(case, tmp_path))
+    src = tmp_path / "in.json"
+    src.write_text(json.dumps(data))
+    res = call_main(mm, ["save", "--memory-dir", str(memory), "--input", str(src)])
+    assert res.code == 0, res.err
+    (snap,) = snapshot_files(memory)
+    meta = front_matter(snap.read_text(encoding="utf-8"))
+    assert meta["status"] == "in-progress"
+    assert meta["checkpoints-approved"] == ["CP-S0", "CP-S1"]
+    body = snap.read_text(encoding="utf-8").split("\n---\n", 1)[1]
+    headings = [ln for ln in body.split("\n") if ln.startswith("## ")]
+    assert headings == ["## Session summary", "## Steps completed", "## Active state",
+                        "## Key decisions"], headings
+    steps = [ln.split(":")[0] for ln in body.split("\n") if ln.startswith("- S")]
+    assert steps[:3] == ["- S0", "- S2", "- S10"], steps
+
+
+def test_save_stdin_rejections_subprocess(tmp_path: Path) -> None:
+    """The real entry point with --input - : garbage on stdin is one line and exit 1."""
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    env = isolated_env(tmp_path)
+    for payload in (b"", b"\xff\xfe\x00", b"[1]", b'{"project_name": 5}', b"[" * 50_000):
+        res = run(MANAGER, ["save", "--memory-dir", str(memory), "--input", "-"], env=env,
+                  stdin=payload, timeout=60)
+        assert_no_traceback(res, f"save --input - {payload[:20]!r}")
+        assert res.code == 1, (payload[:20], res.code, res.err)
+        assert len(stderr_lines(res.err)) == 1, res.err
+    assert list(memory.iterdir()) == []
+    missing = run(MANAGER, ["save", "--memory-dir", str(tmp_path / "nope"), "--project-name", "p"],
+                  env=env, timeout=60)
+    assert missing.code == 1
+    assert missing.err == f"memory directory not found at {tmp_path / 'nope'}\n"
+    assert not (tmp_path / "nope").exists()

@@ -1,0 +1,602 @@
+# Faults: disk full and I/O errors in the write path, read-only memory dirs (real ones, in a
+# private mount namespace, and as an unprivileged user), symbolic links, broken caches. Each:
+# a clear error or a graceful fallback, the previous data intact, hooks exit 0 with the right
+# block.
+from __future__ import annotations
+
+import builtins
+import errno
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import types
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hardening_support import (
+    LOADER,
+    LOADER_STAMP,
+    MANAGER,
+    SESSION_STAMP,
+    SNAPSHOT_NAME,
+    assert_no_traceback,
+    call_main,
+    front_matter,
+    isolated_env,
+    module,
+    run,
+    snapshot_files,
+    stderr_lines,
+)
+
+SESSION = "2026-01-01-10-00"
+PERMANENT = (Path(__file__).parent / "corpus" / "permanent" / "seed-example.md").read_bytes()
+
+
+def _payload(summary: str, session: str = SESSION, step: str = "S1") -> dict[str, Any]:
+    return {"project_name": "proj", "session_timestamp": session, "mode": "architect",
+            "status": "in-progress", "last_checkpoint": "CP-S1", "session_summary": summary,
+            "steps_completed": {step: summary}, "checkpoints_approved": ["CP-S1"]}
+
+
+@pytest.fixture
+def memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for key in list(os.environ):
+        if key.startswith("CLAUDE_"):
+            monkeypatch.delenv(key)
+    mem = tmp_path / "proj" / "memory"
+    mem.mkdir(parents=True)
+    mm = module("memory_manager")
+    src = tmp_path / "first.json"
+    src.write_text(json.dumps(_payload("ORIGINAL")))
+    res = call_main(mm, ["save", "--memory-dir", str(mem), "--input", str(src)])
+    assert res.code == 0, res.err
+    return mem
+
+
+def _save(mm: Any, mem: Path, payload: dict[str, Any]) -> Any:
+    src = mem.parent / "in.json"
+    src.write_text(json.dumps(payload))
+    return call_main(mm, ["save", "--memory-dir", str(mem), "--input", str(src)])
+
+
+# ---------------------------------------------------------------------------------------------
+# Injected ENOSPC / EIO at each step of the write path, in-process.
+
+
+class _FailingFile:
+    def __init__(self, real: Any, exc: OSError, log: list[str]) -> None:
+        self._real, self._exc, self._log = real, exc, log
+
+    def write(self, *_a: Any) -> Any:
+        self._log.append("file.write")
+        raise self._exc
+
+    def __enter__(self) -> _FailingFile:
+        return self
+
+    def __exit__(self, *a: Any) -> None:
+        self._real.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._real, name)
+
+
+@contextmanager
+def _inject(monkeypatch: pytest.MonkeyPatch, target: str, err: int, mem: Path,
+            log: list[str]) -> Iterator[None]:
+    exc = OSError(err, os.strerror(err))
+    inside = str(mem.resolve())
+    real_write, real_fsync, real_replace = os.write, os.fsync, os.replace
+    real_rename, real_open, real_io_open, real_fdopen = os.rename, builtins.open, io.open, os.fdopen
+
+    def ours(path: Any) -> bool:
+        return isinstance(path, (str, os.PathLike)) and os.path.realpath(path).startswith(inside)
+
+    with monkeypatch.context() as mp:
+        if target == "os.write":
+            def write(fd: int, data: Any) -> int:
+                if fd > 2:
+                    log.append("os.write")
+                    raise exc
+                return real_write(fd, data)
+            mp.setattr(os, "write", write)
+        elif target == "os.write-partial":
+            # The first write lands half its bytes, the next one fails: a torn temp file.
+            state = {"n": 0}
+
+            def write(fd: int, data: Any) -> int:
+                if fd > 2:
+                    log.append("os.write")
+                    state["n"] += 1
+                    if state["n"] == 1 and len(data) > 1:
+                        return real_write(fd, bytes(data[: len(data) // 2]))
+                    raise exc
+                return real_write(fd, data)
+            mp.setattr(os, "write", write)
+        elif target == "os.fsync":
+            def fsync(fd: int) -> None:
+                log.append("os.fsync")
+                raise exc
+            mp.setattr(os, "fsync", fsync)
+        elif target in ("os.replace", "os.rename"):
+            def replace(src: Any, dst: Any, **kw: Any) -> None:
+                if ours(dst):
+                    log.append(target)
+                    raise exc
+                (real_replace if target == "os.replace" else real_rename)(src, dst, **kw)
+            mp.setattr(os, target.split(".")[1], replace)
+        elif target == "file.write":
+            def wrap(opener: Any) -> Any:
+                def opened(file: Any, mode: str = "r", *a: Any, **kw: Any) -> Any:
+                    f = opener(file, mode, *a, **kw)
+                    if any(c in mode for c in "wax+") and (isinstance(file, int) or ours(file)):
+                        return _FailingFile(f, exc, log)
+                    return f
+                return opened
+            mp.setattr(builtins, "open", wrap(real_open))
+            mp.setattr(io, "open", wrap(real_io_open))
+            mp.setattr(os, "fdopen", wrap(real_fdopen))
+            shim = types.ModuleType("_io_shim")
+            shim.__dict__.update(tempfile._io.__dict__)  # type: ignore[attr-defined]
+            shim.open = wrap(real_io_open)  # type: ignore[attr-defined]
+            mp.setattr(tempfile, "_io", shim)
+        elif target == "os.open":
+            real_os_open = os.open
+
+            def os_open(path: Any, flags: int, *a: Any, **kw: Any) -> int:
+                if ours(path) and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT):
+                    log.append("os.open")
+                    raise exc
+                return real_os_open(path, flags, *a, **kw)
+            mp.setattr(os, "open", os_open)
+        else:
+            raise AssertionError(target)
+        yield
+
+
+TARGETS = ["os.open", "os.write", "os.write-partial", "file.write", "os.fsync", "os.replace",
+           "os.rename"]
+
+
+@pytest.mark.parametrize("err", [errno.ENOSPC, errno.EIO, errno.EROFS, errno.EACCES],
+                         ids=["ENOSPC", "EIO", "EROFS", "EACCES"])
+@pytest.mark.parametrize("target", TARGETS)
+@pytest.mark.parametrize("scenario", ["update", "create"])
+def test_write_fault(memory: Path, monkeypatch: pytest.MonkeyPatch, target: str, err: int,
+                     scenario: str) -> None:
+    if err in (errno.EROFS, errno.EACCES) and target not in ("os.open", "os.replace"):
+        pytest.skip("permission errors come from open/replace")
+    mm = module("memory_manager")
+    original = {p.name: p.read_bytes() for p in memory.iterdir()}
+    session = SESSION if scenario == "update" else "2026-01-02-10-00"
+    log: list[str] = []
+    with _inject(monkeypatch, target, err, memory, log):
+        res = _save(mm, memory, _payload("NEW VERSION", session, "S2"))
+    assert_no_traceback(res, "save")
+    if not log:
+        assert res.code == 0
+        pytest.skip(f"{target} is not on this implementation's write path")
+    after = {p.name: p.read_bytes() for p in memory.iterdir()}
+    assert res.code == 1, f"fault {log} swallowed: exit {res.code}, stderr {res.err!r}"
+    lines = stderr_lines(res.err)
+    assert len(lines) == 1, lines
+    assert os.strerror(err) in lines[0] or errno.errorcode[err] in lines[0], lines[0]
+    assert res.out == ""
+    for name, data in original.items():
+        assert after.get(name) == data, f"{name} changed by a failed save"
+    new = sorted(set(after) - set(original))
+    assert new == [], f"failed save left {new}"
+    # And the next save, with the fault gone, goes through.
+    ok = _save(mm, memory, _payload("AFTER FAULT", session, "S3"))
+    assert ok.code == 0, ok.err
+
+
+# ---------------------------------------------------------------------------------------------
+# Real faults in a private mount namespace: a full tmpfs and a read-only bind mount.
+
+
+def _namespace_ok() -> bool:
+    if shutil.which("unshare") is None or shutil.which("mount") is None:
+        return False
+    try:
+        probe = subprocess.run(["unshare", "-m", "sh", "-c",
+                                "d=$(mktemp -d) && mount -t tmpfs -o size=64k tmpfs $d"],
+                               capture_output=True, timeout=20, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return probe.returncode == 0
+
+
+NAMESPACE = pytest.mark.skipif(not _namespace_ok(),
+                               reason="needs `unshare -m` and mount (root in a sandbox that allows it)")
+
+NS_SCRIPT = r"""
+import errno, json, os, subprocess, sys
+from pathlib import Path
+python, manager, loader, work, kind = sys.argv[1:6]
+work = Path(work)
+mnt = work / "mnt"
+mnt.mkdir()
+subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)], check=True)
+mem = mnt / "memory"
+mem.mkdir()
+env = dict(os.environ)
+def save(summary, session, step, pad=0):
+    payload = {"project_name": "proj", "session_timestamp": session, "mode": "architect",
+               "status": "in-progress", "last_checkpoint": "CP-S1",
+               "session_summary": summary + " " + "x" * pad, "steps_completed": {step: summary}}
+    src = work / "in.json"
+    src.write_text(json.dumps(payload))
+    p = subprocess.run([python, manager, "save", "--memory-dir", str(mem), "--input", str(src)],
+                       capture_output=True, env=env, timeout=60)
+    return {"rc": p.returncode, "err": p.stderr.decode(), "out": p.stdout.decode()}
+def state():
+    return {p.name: p.read_bytes().decode("utf-8", "replace") for p in sorted(mem.iterdir())}
+first = save("ORIGINAL", "2026-01-01-10-00", "S1")
+before = state()
+results = {"first": first, "before": before, "runs": []}
+if kind == "full":
+    filler = open(mnt / "filler", "wb")
+    try:
+        while True:
+            filler.write(b"\0" * 4096); filler.flush(); os.fsync(filler.fileno())
+    except OSError as exc:
+        results["fill_errno"] = exc.errno
+    for label, session, pad in (("update-small", "2026-01-01-10-00", 0),
+                                ("create-small", "2026-01-02-10-00", 0)):
+        results["runs"].append([label, save("NEW", session, "S2", pad), state()])
+    # Free one page: a 12 KB snapshot now fails part-way through its write.
+    filler.truncate(os.fstat(filler.fileno()).st_size - 4096); filler.flush()
+    for label, session, pad in (("update-torn", "2026-01-01-10-00", 12000),
+                                ("create-torn", "2026-01-03-10-00", 12000)):
+        results["runs"].append([label, save("NEW", session, "S2", pad), state()])
+    # The loader hook with its cache on the full file system still emits its block.
+    proj = work / "proj"
+    (proj / ".claude" / "memory").mkdir(parents=True)
+    (proj / ".claude" / "memory" / "permanent_memory.md").write_bytes(Path(sys.argv[6]).read_bytes())
+    henv = dict(env, CLAUDE_PLUGIN_DATA=str(mnt / "cache"), CLAUDE_PROJECT_DIR=str(proj))
+    hook = subprocess.run([python, loader, "hook"], input=json.dumps(
+        {"session_id": "x", "hook_event_name": "UserPromptSubmit", "cwd": str(proj),
+         "prompt": "p"}).encode(), capture_output=True, env=henv, timeout=60)
+    load = subprocess.run([python, loader, "load", "--project-dir", str(proj)],
+                          capture_output=True, env=henv, timeout=60)
+    results["hook"] = {"rc": hook.returncode, "out": hook.stdout.decode(), "err": hook.stderr.decode(),
+                       "expected": load.stdout.decode()}
+elif kind == "readonly":
+    subprocess.run(["mount", "--bind", str(mem), str(mem)], check=True)
+    subprocess.run(["mount", "-o", "remount,ro,bind", str(mem)], check=True)
+    for label, session in (("update", "2026-01-01-10-00"), ("create", "2026-01-02-10-00")):
+        results["runs"].append([label, save("NEW", session, "S2"), state()])
+    ll = subprocess.run([python, manager, "load-last", "--memory-dir", str(mem), "--project-name",
+                         "proj"], capture_output=True, env=env, timeout=60)
+    results["load_last"] = {"rc": ll.returncode, "out": ll.stdout.decode(), "err": ll.stderr.decode()}
+print(json.dumps(results))
+"""
+
+
+def _in_namespace(tmp_path: Path, kind: str) -> dict[str, Any]:
+    script = tmp_path / "ns.py"
+    script.write_text(NS_SCRIPT)
+    seed = tmp_path / "seed.md"
+    seed.write_bytes(PERMANENT)
+    proc = subprocess.run(["unshare", "-m", sys.executable, str(script), sys.executable,
+                           str(MANAGER), str(LOADER), str(tmp_path), kind, str(seed)],
+                          capture_output=True, env=isolated_env(tmp_path), timeout=240, check=False)
+    assert proc.returncode == 0, proc.stderr.decode()[-3000:]
+    return json.loads(proc.stdout)  # type: ignore[no-any-return]
+
+
+@NAMESPACE
+def test_real_disk_full(tmp_path: Path) -> None:
+    res = _in_namespace(tmp_path, "full")
+    assert res["first"]["rc"] == 0, res["first"]
+    assert res["fill_errno"] == errno.ENOSPC
+    before = res["before"]
+    for label, run_, state in res["runs"]:
+        assert "Traceback" not in run_["err"], (label, run_["err"])
+        assert run_["rc"] == 1, (label, run_)
+        assert len(stderr_lines(run_["err"])) == 1, (label, run_["err"])
+        assert "No space left on device" in run_["err"], (label, run_["err"])
+        snaps = {k: v for k, v in state.items() if k != "filler" and SNAPSHOT_NAME.match(k)}
+        assert snaps == {k: v for k, v in before.items() if SNAPSHOT_NAME.match(k)}, label
+        extra = sorted(set(state) - set(before) - {"filler"})
+        assert extra == [], f"{label}: left {extra}"
+    hook = res["hook"]
+    assert hook["rc"] == 0 and "Traceback" not in hook["err"], hook
+    assert hook["expected"].startswith(LOADER_STAMP)
+    assert hook["out"] == hook["expected"], hook
+
+
+@NAMESPACE
+def test_real_read_only_memory_dir(tmp_path: Path) -> None:
+    res = _in_namespace(tmp_path, "readonly")
+    before = res["before"]
+    for label, run_, state in res["runs"]:
+        assert "Traceback" not in run_["err"], (label, run_["err"])
+        assert run_["rc"] == 1, (label, run_)
+        lines = stderr_lines(run_["err"])
+        assert len(lines) == 1 and "Read-only file system" in lines[0], (label, lines)
+        assert state == before, label
+    ll = res["load_last"]
+    assert ll["rc"] == 0 and ll["out"].startswith(SESSION_STAMP), ll
+    assert "ORIGINAL" in ll["out"]
+
+
+def _as_nobody() -> Any:
+    def demote() -> None:
+        os.setgid(65534)
+        os.setuid(65534)
+    return demote
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to drop to nobody")
+def test_unwritable_memory_dir_as_unprivileged_user(tmp_path: Path) -> None:
+    """chmod is ignored by root: run the save as `nobody` against a 0555 directory."""
+    base = Path(tempfile.mkdtemp(prefix="hardening-ro-"))
+    try:
+        base.chmod(0o755)
+        mem = base / "memory"
+        mem.mkdir()
+        env = isolated_env(base)
+        src = base / "in.json"
+        src.write_text(json.dumps(_payload("ORIGINAL")))
+        src.chmod(0o644)
+        assert run(MANAGER, ["save", "--memory-dir", str(mem), "--input", str(src)],
+                   env=env).code == 0
+        before = {p.name: p.read_bytes() for p in mem.iterdir()}
+        mem.chmod(0o555)
+        for p in mem.iterdir():
+            p.chmod(0o444)
+        for session in (SESSION, "2026-01-02-10-00"):
+            src.write_text(json.dumps(_payload("NEW", session, "S2")))
+            proc = subprocess.run([sys.executable, str(MANAGER), "save", "--memory-dir", str(mem),
+                                   "--input", str(src)], capture_output=True, env=env, timeout=60,
+                                  preexec_fn=_as_nobody(), check=False)
+            err = proc.stderr.decode()
+            assert "Traceback" not in err, err
+            assert proc.returncode == 1, (proc.returncode, err)
+            assert len(stderr_lines(err)) == 1 and "Permission denied" in err, err
+            assert {p.name: p.read_bytes() for p in mem.iterdir()} == before
+        proc = subprocess.run([sys.executable, str(MANAGER), "load-last", "--memory-dir", str(mem),
+                               "--project-name", "proj"], capture_output=True, env=env, timeout=60,
+                              preexec_fn=_as_nobody(), check=False)
+        assert proc.returncode == 0 and proc.stdout.decode().startswith(SESSION_STAMP), proc
+    finally:
+        for p in [base, *base.rglob("*")]:
+            if p.is_dir():
+                p.chmod(0o755)
+        shutil.rmtree(base)
+
+
+# ---------------------------------------------------------------------------------------------
+# Symbolic links.
+
+
+def test_memory_dir_symlink_works(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    mm = module("memory_manager")
+    for key in list(os.environ):
+        if key.startswith("CLAUDE_"):
+            monkeypatch.delenv(key)
+    real = tmp_path / "elsewhere" / "real-memory"
+    real.mkdir(parents=True)
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    link = proj / "memory"
+    link.symlink_to(real, target_is_directory=True)
+    res = _save(mm, link, _payload("THROUGH LINK"))
+    assert res.code == 0, res.err
+    assert link.is_symlink()
+    assert [p.name for p in snapshot_files(real)] == [f"{SESSION}-proj.md"]
+    res2 = _save(mm, link, _payload("SECOND", step="S2"))
+    assert res2.code == 0, res2.err
+    assert link.is_symlink(), "the memory-dir link was replaced"
+    ll = call_main(mm, ["load-last", "--memory-dir", str(link), "--project-name", "proj"])
+    assert ll.code == 0 and "SECOND" in ll.out and "- S1: THROUGH LINK" in ll.out, ll.out
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(proj))
+    hook = call_main(mm, ["hook"], stdin=json.dumps(
+        {"session_id": "s", "hook_event_name": "SessionStart", "source": "startup",
+         "cwd": str(proj)}).encode())
+    assert hook.code == 0 and "SECOND" in hook.out, (hook.out, hook.err)
+
+
+OUTSIDE = """---
+schema_version: 1.1
+project-name: proj
+session: 2026-06-01-10-00
+mode: architect
+status: in-progress
+last-checkpoint: CP-S9
+last_session_at: '2026-06-01T10:00:00Z'
+updated_at: '2026-06-01T10:00:00Z'
+---
+
+## Session summary
+OUTSIDE-SECRET-CONTENT
+
+## Steps completed
+- S9: outside
+
+## Active state
+outside
+
+## Key decisions
+- outside
+"""
+
+
+def test_snapshot_symlink_to_outside_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A snapshot name that is a link to a file outside the memory dir (say, committed to a repo
+    by someone else) must not be shown, nor merged from, nor written through."""
+    mm = module("memory_manager")
+    for key in list(os.environ):
+        if key.startswith("CLAUDE_"):
+            monkeypatch.delenv(key)
+    outside = tmp_path / "outside" / "private.md"
+    outside.parent.mkdir()
+    outside.write_text(OUTSIDE)
+    proj = tmp_path / "proj"
+    mem = proj / "memory"
+    mem.mkdir(parents=True)
+    assert _save(mm, mem, _payload("OLDER REAL ONE", "2026-01-01-10-00")).code == 0
+    link = mem / "2026-06-01-10-00-proj.md"
+    link.symlink_to(outside)
+    ll = call_main(mm, ["load-last", "--memory-dir", str(mem), "--project-name", "proj"])
+    assert_no_traceback(ll, "load-last")
+    assert ll.code == 0
+    assert "OUTSIDE-SECRET-CONTENT" not in ll.out, "load-last followed a link out of the memory dir"
+    assert "OLDER REAL ONE" in ll.out, "the next newest real snapshot should be shown"
+    assert len(stderr_lines(ll.err)) == 1, ll.err
+    for argv in (["list", "--memory-dir", str(mem)],
+                 ["list", "--memory-dir", str(mem), "--project-name", "proj"]):
+        res = call_main(mm, argv)
+        assert res.code == 0 and "OUTSIDE-SECRET-CONTENT" not in res.out
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(proj))
+    hook = call_main(mm, ["hook"], stdin=b'{"hook_event_name": "SessionStart", "source": "startup"}')
+    assert hook.code == 0 and "OUTSIDE-SECRET-CONTENT" not in hook.out
+    # Saving that session: the outside file is never written through nor merged from.
+    res = _save(mm, mem, _payload("NEW", "2026-06-01-10-00", "S2"))
+    assert_no_traceback(res, "save")
+    assert outside.read_text() == OUTSIDE, "save wrote through a symbolic link"
+    if res.code == 0:
+        assert not link.is_symlink()
+        assert "OUTSIDE-SECRET-CONTENT" not in link.read_text(), "save merged an outside file"
+    else:
+        assert len(stderr_lines(res.err)) == 1 and link.is_symlink()
+
+
+# ---------------------------------------------------------------------------------------------
+# The loader hook's cache.
+
+
+def _hook_payload(proj: Path, session: str, event: str = "UserPromptSubmit") -> bytes:
+    extra = {"prompt": "p"} if event == "UserPromptSubmit" else {"source": "startup"}
+    return json.dumps({"session_id": session, "hook_event_name": event, "cwd": str(proj),
+                       **extra}).encode()
+
+
+@pytest.fixture
+def loader_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for key in list(os.environ):
+        if key.startswith("CLAUDE_"):
+            monkeypatch.delenv(key)
+    proj = tmp_path / "proj"
+    (proj / ".claude" / "memory").mkdir(parents=True)
+    (proj / ".claude" / "memory" / "permanent_memory.md").write_bytes(PERMANENT)
+    return proj
+
+
+CORRUPTIONS = ["empty", "half", "garbage", "flip-byte", "directory", "dangling-link",
+               "wrong-json", "nul"]
+
+
+def _corrupt(path: Path, how: str) -> None:
+    data = path.read_bytes()
+    if how == "empty":
+        path.write_bytes(b"")
+    elif how == "half":
+        path.write_bytes(data[: len(data) // 2])
+    elif how == "garbage":
+        path.write_bytes(os.urandom(max(64, len(data))))
+    elif how == "flip-byte":
+        i = len(data) // 2
+        path.write_bytes(data[:i] + bytes([data[i] ^ 0x20 or 0x41]) + data[i + 1:])
+    elif how == "directory":
+        path.unlink()
+        path.mkdir()
+    elif how == "dangling-link":
+        path.unlink()
+        path.symlink_to(path.parent / "does-not-exist")
+    elif how == "wrong-json":
+        path.write_text(json.dumps({"block": 42, "version": [], "hash": None}))
+    elif how == "nul":
+        path.write_bytes(b"\0" * max(1, len(data)))
+
+
+@pytest.mark.parametrize("how", CORRUPTIONS)
+def test_loader_cache_corrupted(loader_project: Path, tmp_path: Path,
+                                monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    pm = module("permanent_memory")
+    cache = tmp_path / "plugin-data"
+    monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(cache))
+    expected = call_main(pm, ["load", "--project-dir", str(loader_project)]).out
+    assert expected.startswith(LOADER_STAMP)
+    first = call_main(pm, ["hook"], stdin=_hook_payload(loader_project, "prime"))
+    assert first.code == 0 and first.out == expected
+    files = [p for p in cache.rglob("*") if p.is_file()]
+    assert files, "the hook cached nothing under $CLAUDE_PLUGIN_DATA"
+    for p in files:
+        _corrupt(p, how)
+    for session, event in (("fresh-1", "UserPromptSubmit"), ("fresh-2", "SessionStart")):
+        res = call_main(pm, ["hook"], stdin=_hook_payload(loader_project, session, event))
+        assert_no_traceback(res, f"hook after {how}")
+        assert res.code == 0
+        assert res.out == expected, f"cache {how}: emitted {res.out!r}"
+    # The primed session either gets the block again or nothing (its state may be gone), never
+    # a wrong block.
+    again = call_main(pm, ["hook"], stdin=_hook_payload(loader_project, "prime"))
+    assert again.code == 0 and again.out in ("", expected), again.out
+    assert sorted(p.name for p in (loader_project / ".claude" / "memory").iterdir()) == [
+        "permanent_memory.md"]
+
+
+@pytest.mark.parametrize("how", ["file-not-dir", "under-a-file", "dev-null", "no-home"])
+def test_loader_cache_dir_unusable(loader_project: Path, tmp_path: Path, how: str) -> None:
+    env = isolated_env(tmp_path)
+    blocker = tmp_path / "blocker"
+    blocker.write_text("not a directory")
+    if how == "file-not-dir":
+        env["CLAUDE_PLUGIN_DATA"] = str(blocker)
+    elif how == "under-a-file":
+        env["CLAUDE_PLUGIN_DATA"] = str(blocker / "sub")
+    elif how == "dev-null":
+        env["CLAUDE_PLUGIN_DATA"] = "/dev/null"
+    else:
+        del env["CLAUDE_PLUGIN_DATA"]
+        del env["XDG_CACHE_HOME"]
+        env["HOME"] = str(blocker)
+    expected = run(LOADER, ["load", "--project-dir", str(loader_project)], env=env).out
+    assert expected.startswith(LOADER_STAMP)
+    for session in ("a", "b"):
+        res = run(LOADER, ["hook"], env=env, stdin=_hook_payload(loader_project, session))
+        assert_no_traceback(res, f"hook with cache {how}")
+        assert res.code == 0 and res.out == expected, (res.out, res.err)
+        assert len(stderr_lines(res.err)) <= 1, res.err
+    assert blocker.read_text() == "not a directory"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to drop to nobody")
+def test_loader_cache_dir_unreadable_as_unprivileged_user(tmp_path: Path) -> None:
+    base = Path(tempfile.mkdtemp(prefix="hardening-cache-"))
+    try:
+        base.chmod(0o755)
+        proj = base / "proj"
+        (proj / ".claude" / "memory").mkdir(parents=True)
+        (proj / ".claude" / "memory" / "permanent_memory.md").write_bytes(PERMANENT)
+        for p in [proj, proj / ".claude", proj / ".claude" / "memory"]:
+            p.chmod(0o755)
+        (proj / ".claude" / "memory" / "permanent_memory.md").chmod(0o644)
+        cache = base / "cache"
+        cache.mkdir(mode=0o000)
+        cache.chmod(0o000)
+        env = isolated_env(base)
+        env["CLAUDE_PLUGIN_DATA"] = str(cache)
+        expected = run(LOADER, ["load", "--project-dir", str(proj)], env=env).out
+        for session in ("a", "b"):
+            proc = subprocess.run([sys.executable, str(LOADER), "hook"],
+                                  input=_hook_payload(proj, session), capture_output=True,
+                                  env=env, timeout=60, preexec_fn=_as_nobody(), check=False)
+            assert "Traceback" not in proc.stderr.decode(), proc.stderr
+            assert proc.returncode == 0 and proc.stdout.decode() == expected, proc
+    finally:
+        for p in [base, *base.rglob("*")]:
+            if p.is_dir() and not p.is_symlink():
+                p.chmod(0o755)
+        shutil.rmtree(base)

@@ -1,0 +1,302 @@
+# Shared helpers for the hardening campaign (tests/hardening_*_test.py): the corpus manifest,
+# generators for the big cases, running both scripts in-process and as subprocesses, and the
+# invariants every emitted block must keep.
+from __future__ import annotations
+
+import contextlib
+import importlib
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import unicodedata
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Callable
+
+from conftest import LOADER_DIR, MANAGER_DIR
+
+CORPUS = Path(__file__).resolve().parent / "corpus"
+LOADER = LOADER_DIR / "permanent_memory.py"
+MANAGER = MANAGER_DIR / "memory_manager.py"
+
+LOADER_STAMP = "[permanent-memory | trust:file]"
+SESSION_STAMP = "[session-memory | trust:file]"
+HARD_CAP = 200
+HOOK_LIMIT = 10_000
+MANAGER_HOOK_LIMIT = 4_000
+NOW = "2026-06-01T00:00:00Z"
+SNAP_NOW = "2026-01-04T12:00:00Z"
+SNAPSHOT_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}-\d{2}-\d{2}-[A-Za-z0-9_][A-Za-z0-9._-]*\.md$")
+
+# ---------------------------------------------------------------------------------------------
+# Corpus
+
+
+def cases(kind: str) -> list[dict[str, Any]]:
+    data = json.loads((CORPUS / "cases.json").read_text(encoding="utf-8"))
+    return [c for c in data["cases"] if c["kind"] == kind]
+
+
+def case_bytes(case: dict[str, Any], tmp: Path) -> bytes:
+    if "file" in case:
+        return (CORPUS / case["file"]).read_bytes()
+    return GENERATORS[case["generator"]]()
+
+
+def _single_line_1mb() -> bytes:
+    return b"## Epic: ONE-1 \xe2\x80\x94 " + b"word " * 209_715 + b"\n"
+
+
+def _file_50mb() -> bytes:
+    block = (
+        "## Epic: BIG-{i} — bulk epic {i}\n**Completed:** 2026-05-01\n\n"
+        "### Architectural decisions\n- decision number {i} " + "x" * 400 + "\n\n"
+    )
+    one = "".join(block.format(i=i) for i in range(100)).encode()
+    return one * (50 * 1024 * 1024 // len(one) + 1)
+
+
+def _epics_10000() -> bytes:
+    return "".join(
+        f"## Epic: E-{i:05d} — intent {i}\n**Completed:** 2026-05-01\n\n"
+        f"### Architectural decisions\n- decision {i}\n\n### Gotchas discovered\n- gotcha {i}\n\n"
+        for i in range(10_000)
+    ).encode()
+
+
+GENERATORS: dict[str, Callable[[], bytes]] = {
+    "single_line_1mb": _single_line_1mb,
+    "file_50mb": _file_50mb,
+    "epics_10000": _epics_10000,
+}
+
+# ---------------------------------------------------------------------------------------------
+# Running the scripts
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+    seconds: float = 0.0
+
+
+def isolated_env(tmp: Path, **extra: str) -> dict[str, str]:
+    """A clean environment: no inherited CLAUDE_* variables, caches under tmp."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_")}
+    env["CLAUDE_PLUGIN_DATA"] = str(tmp / "plugin-data")
+    env["XDG_CACHE_HOME"] = str(tmp / "xdg-cache")
+    env["HOME"] = str(tmp / "home")
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env.update(extra)
+    return env
+
+
+def run(
+    script: Path,
+    args: Sequence[str],
+    *,
+    env: dict[str, str],
+    stdin: bytes | None = None,
+    cwd: Path | None = None,
+    timeout: float = 60,
+) -> Result:
+    import time
+
+    start = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, str(script), *args],
+        input=stdin if stdin is not None else b"",
+        capture_output=True,
+        env=env,
+        cwd=str(cwd) if cwd else None,
+        timeout=timeout,
+        check=False,
+    )
+    return Result(
+        proc.returncode,
+        proc.stdout.decode("utf-8", "replace"),
+        proc.stderr.decode("utf-8", "replace"),
+        time.monotonic() - start,
+    )
+
+
+def module(name: str) -> ModuleType:
+    return importlib.import_module(name)
+
+
+@contextlib.contextmanager
+def _swapped_streams(stdin: bytes) -> Iterator[tuple[io.TextIOWrapper, io.TextIOWrapper]]:
+    out = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="replace", newline="")
+    err = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="replace", newline="")
+    fake_in = io.TextIOWrapper(io.BytesIO(stdin), encoding="utf-8", errors="strict")
+    saved = sys.stdin, sys.stdout, sys.stderr
+    sys.stdin, sys.stdout, sys.stderr = fake_in, out, err  # type: ignore[assignment]
+    try:
+        yield out, err
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = saved
+
+
+def _drain(stream: io.TextIOWrapper) -> str:
+    stream.flush()
+    raw = stream.buffer.getvalue()  # type: ignore[attr-defined]
+    return bytes(raw).decode("utf-8", "replace")
+
+
+def call_main(mod: ModuleType, argv: Sequence[str], stdin: bytes = b"") -> Result:
+    """Run mod.main(argv) in-process. An exception escaping main propagates: that is a bug."""
+    with _swapped_streams(stdin) as (out, err):
+        try:
+            code = mod.main(list(argv))
+        except SystemExit as exc:  # argparse usage errors
+            code = exc.code if isinstance(exc.code, int) else 1
+        return Result(int(code or 0), _drain(out), _drain(err))
+
+
+# ---------------------------------------------------------------------------------------------
+# Invariants
+
+
+_ENCODING: Any = None
+_ENCODING_TRIED = False
+
+
+def real_encoding() -> Any:
+    """tiktoken's cl100k_base if it loads without the network, else None."""
+    global _ENCODING, _ENCODING_TRIED
+    if _ENCODING_TRIED:
+        return _ENCODING
+    _ENCODING_TRIED = True
+    try:
+        pm = module("permanent_memory")
+    except ImportError:
+        pm = None
+    # Prefer whatever the loader itself uses for exact counts (it ships the encoding offline).
+    for name in ("exact_encoding", "load_encoding", "get_encoding", "_encoding", "cl100k"):
+        fn = getattr(pm, name, None)
+        if callable(fn):
+            try:
+                enc = fn()
+            except Exception:  # noqa: BLE001 - probing an unknown helper
+                continue
+            if enc is not None and hasattr(enc, "encode"):
+                _ENCODING = enc
+                return enc
+    try:
+        import tiktoken
+
+        _ENCODING = tiktoken.get_encoding("cl100k_base")
+    except Exception:  # noqa: BLE001 - no encoding offline: callers fall back
+        _ENCODING = None
+    return _ENCODING
+
+
+def token_count(text: str) -> tuple[int, str]:
+    """(count, how): exact cl100k tokens when available, else UTF-8 bytes (an upper bound)."""
+    enc = real_encoding()
+    if enc is not None:
+        return len(enc.encode(text, disallowed_special=())), "cl100k_base"
+    return len(text.encode("utf-8")), "bytes"
+
+
+TAG_OPENER = re.compile(r"<\s*[!?/A-Za-z]")
+STAMP_LIKE = re.compile(r"\[[^\[\]\n]*\|\s*trust\s*:[^\[\]\n]*\]", re.IGNORECASE)
+# Fullwidth / small-form lookalikes of [ | ] < > that a model reads as the ASCII ones.
+CONFUSABLE_STAMP = re.compile(
+    r"[\[\uff3b\u27e6\ufe5d][^\n]{0,80}?[|\uff5c\u2223\u01c0][^\n]{0,20}?trust\s*[:\uff1a=]",
+    re.IGNORECASE,
+)
+
+
+# What the contract calls control, zero-width and bidi characters (plus line/paragraph
+# separators and Unicode tag characters, which are invisible and can smuggle text).
+INVISIBLE = set(range(0x200B, 0x2010)) | set(range(0x202A, 0x202F)) | set(range(0x2060, 0x2065)) \
+    | set(range(0x2066, 0x206A)) | set(range(0xE0000, 0xE0080)) | {0xFEFF, 0x061C, 0x180E, 0x2028, 0x2029}
+
+
+def control_chars(text: str) -> list[str]:
+    bad = []
+    for ch in text:
+        if ch == "\n":
+            continue
+        cat = unicodedata.category(ch)
+        if cat in ("Cc", "Cs") or ord(ch) in INVISIBLE:
+            bad.append(f"U+{ord(ch):04X}")
+    return bad
+
+
+def block_problems(block: str, stamp: str, *, check_lines: bool = True) -> list[str]:
+    """What is wrong with an emitted block (empty list: nothing)."""
+    problems: list[str] = []
+    if not block:
+        return problems
+    lines = block.split("\n")
+    if lines[0] != stamp:
+        problems.append(f"first line is {lines[0][:80]!r}, not the stamp")
+    rest = "\n".join(lines[1:])
+    if TAG_OPENER.search(block):
+        problems.append(f"tag opener: {TAG_OPENER.search(block).group(0)!r}")  # type: ignore[union-attr]
+    m = STAMP_LIKE.search(rest)
+    if m:
+        problems.append(f"stamp lookalike after line 1: {m.group(0)[:80]!r}")
+    bad = control_chars(block)
+    if bad:
+        problems.append(f"control/invisible characters: {sorted(set(bad))[:8]}")
+    if check_lines:
+        long = [ln for ln in lines if len(ln) > 120]
+        if long:
+            problems.append(f"{len(long)} line(s) over 120 characters")
+    return problems
+
+
+def output_problems(out: str) -> list[str]:
+    """block_problems for any output whose first line may be a real stamp (or anything else)."""
+    first = out.split("\n", 1)[0]
+    stamp = first if first in (LOADER_STAMP, SESSION_STAMP) else ""
+    if not stamp:
+        out = "\n" + out  # check every line, the first included
+    return [p for p in block_problems(out, stamp, check_lines=False) if "first line" not in p]
+
+
+def assert_no_traceback(res: Result, what: str) -> None:
+    assert "Traceback" not in res.err, f"{what}: traceback on stderr:\n{res.err[-3000:]}"
+
+
+def stderr_lines(err: str) -> list[str]:
+    return [ln for ln in err.splitlines() if ln.strip()]
+
+
+def is_lock_name(name: str) -> bool:
+    """The one lock file a memory dir may hold (documented by the manager)."""
+    return name.startswith(".") and name.endswith(".lock")
+
+
+def snapshot_files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if SNAPSHOT_NAME.match(p.name))
+
+
+def front_matter(text: str) -> Any:
+    """yaml.safe_load of the front matter between the first two '---' lines (raises if none)."""
+    import yaml
+
+    if not text.startswith("---\n"):
+        raise ValueError("no front matter")
+    end = text.find("\n---\n", 4)
+    if end < 0:
+        raise ValueError("front matter not closed")
+    return yaml.safe_load(text[4:end])
+
+
+def tree_bytes(root: Path) -> Iterator[tuple[Path, bytes]]:
+    for dirpath, _dirs, files in os.walk(root):
+        for name in files:
+            p = Path(dirpath) / name
+            with contextlib.suppress(OSError):
+                yield p, p.read_bytes()
