@@ -102,6 +102,15 @@ def copies(block: str, texts: Sequence[str]) -> int:
     return sum(text.count(block) for text in texts)
 
 
+def stamped(texts: Sequence[str]) -> list[str]:
+    """For failure messages: each stamped block in `texts` with the line before it."""
+    found = []
+    for text in texts:
+        for match in re.finditer(r"[^\n]*\n?\[[a-z-]+ \| trust:file\]\n(?:[^\n]+\n?){0,4}", text):
+            found.append(match.group(0))
+    return found
+
+
 # --- driving the CLI ---------------------------------------------------------------------------
 
 
@@ -112,8 +121,21 @@ class ClaudeUser:
         self.claude = claude
         self.api = api
         home.mkdir(parents=True, exist_ok=True)
+        # Any attempt to reach another host goes through the proxy, which is the fake API:
+        # it refuses and records it, and each scenario asserts there was none.
+        proxy = {
+            name: api.base_url
+            for name in ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy")
+        }
         self.env = clean_env(
-            home, {"ANTHROPIC_BASE_URL": api.base_url, "ANTHROPIC_API_KEY": "sk-ant-e2e-dummy-key"}
+            home,
+            {
+                "ANTHROPIC_BASE_URL": api.base_url,
+                "ANTHROPIC_API_KEY": "sk-ant-e2e-dummy-key",
+                "NO_PROXY": "127.0.0.1,localhost",
+                "no_proxy": "127.0.0.1,localhost",
+                **proxy,
+            },
         )
 
     def run(
@@ -201,7 +223,15 @@ def demo_copy(tmp_path: Path) -> Path:
 
 def option_env(env: Mapping[str, str]) -> dict[str, str]:
     """The environment the test's own script runs use: the CLI's, minus its API settings."""
-    return {k: v for k, v in env.items() if not k.startswith("ANTHROPIC_")}
+    return {
+        k: v for k, v in env.items() if not k.startswith("ANTHROPIC_") and "proxy" not in k.lower()
+    }
+
+
+@pytest.fixture(autouse=True)
+def no_outside_traffic(api: FakeAnthropic) -> Iterator[None]:
+    yield
+    assert api.outside_requests() == [], "the CLI tried to reach a host other than the fake API"
 
 
 # --- the scenarios -----------------------------------------------------------------------------
@@ -253,14 +283,14 @@ def test_installed_plugin_puts_blocks_in_front_of_the_model(
     # First prompt of a new session: both blocks, one copy each.
     session, first = user.prompt(project)
     texts = request_texts(first)
-    assert copies(block, texts) == 1, texts
-    assert copies(resume, texts) == 1, texts
+    assert copies(block, texts) == 1, stamped(texts)
+    assert copies(resume, texts) == 1, stamped(texts)
     print(f"\nfirst request, permanent-memory block as sent:\n{block}\n\nresume block:\n{resume}")
 
     # Same session, nothing changed: no second copy.
     _, second = user.prompt(project, "--resume", session)
-    assert copies(block, request_texts(second)) == 1
-    assert copies(block, new_turn_texts(second)) == 0
+    assert copies(block, request_texts(second)) == 1, stamped(request_texts(second))
+    assert copies(block, new_turn_texts(second)) == 0, stamped(new_turn_texts(second))
 
     # The file changes: the next prompt carries the new block.
     path = project / PERMANENT
@@ -271,8 +301,8 @@ def test_installed_plugin_puts_blocks_in_front_of_the_model(
     changed = loader_block(project, env)
     assert changed != block
     _, third = user.prompt(project, "--resume", session)
-    assert copies(changed, new_turn_texts(third)) == 1
-    assert copies(changed, request_texts(third)) == 1
+    assert copies(changed, new_turn_texts(third)) == 1, stamped(new_turn_texts(third))
+    assert copies(changed, request_texts(third)) == 1, stamped(request_texts(third))
 
     # A file of random bytes, then no file at all: the prompt still reaches the API.
     path.write_bytes(os.urandom(4096) + b"\xff\xfe\x00## Epic: \x1b[31m")
@@ -280,7 +310,9 @@ def test_installed_plugin_puts_blocks_in_front_of_the_model(
     assert garbage["messages"]
     path.unlink()
     _, missing = user.prompt(project, "--resume", session)
-    assert copies("[permanent-memory | trust:file]", new_turn_texts(missing)) == 0
+    assert copies("[permanent-memory | trust:file]", new_turn_texts(missing)) == 0, stamped(
+        new_turn_texts(missing)
+    )
 
 
 def test_user_options_reach_the_hooks(claude_bin: Path, api: FakeAnthropic, tmp_path: Path) -> None:
@@ -311,12 +343,12 @@ def test_user_options_reach_the_hooks(claude_bin: Path, api: FakeAnthropic, tmp_
     )
 
     session, first = user.prompt(project)
-    assert copies(block, request_texts(first)) >= 1
-    assert copies(resume, request_texts(first)) == 1
+    assert copies(block, request_texts(first)) >= 1, stamped(request_texts(first))
+    assert copies(resume, request_texts(first)) == 1, stamped(request_texts(first))
     for turn in range(2, 4):  # every prompt carries the block, changed or not
         flags = ("--continue",) if turn == 2 else ("--resume", session)
         _, body = user.prompt(project, *flags)
-        assert copies(block, new_turn_texts(body)) == 1, (turn, new_turn_texts(body))
+        assert copies(block, new_turn_texts(body)) == 1, (turn, stamped(new_turn_texts(body)))
 
 
 def test_plugin_dir_without_install(claude_bin: Path, api: FakeAnthropic, tmp_path: Path) -> None:
@@ -326,7 +358,7 @@ def test_plugin_dir_without_install(claude_bin: Path, api: FakeAnthropic, tmp_pa
     block = loader_block(project, env)
     resume = resume_block(project, env, tmp_path / "expected-data")
     _, first = user.prompt(project, "--plugin-dir", str(ROOT))
-    assert copies(block, request_texts(first)) == 1
-    assert copies(resume, request_texts(first)) == 1
+    assert copies(block, request_texts(first)) == 1, stamped(request_texts(first))
+    assert copies(resume, request_texts(first)) == 1, stamped(request_texts(first))
     _, second = user.prompt(project, "--plugin-dir", str(ROOT), "--continue")
-    assert copies(block, request_texts(second)) == 1
+    assert copies(block, request_texts(second)) == 1, stamped(request_texts(second))

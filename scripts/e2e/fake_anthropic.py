@@ -192,6 +192,13 @@ def _make_handler(recorder: _Recorder, reply_text: str) -> type[BaseHTTPRequestH
             self.send_header("Content-Length", "0")
             self.end_headers()
 
+        def do_CONNECT(self) -> None:
+            # A proxy tunnel request: the client tried to reach a host other than this server
+            # (the tests point HTTPS_PROXY here to catch exactly that). Refuse it.
+            self._record(None)
+            self._send_json(403, {"error": "no network in end-to-end tests"})
+            self.close_connection = True
+
         do_PUT = do_POST
         do_PATCH = do_POST
         do_DELETE = do_GET
@@ -247,6 +254,10 @@ class FakeAnthropic:
             and r.path.split("?", 1)[0].endswith("/v1/messages")
             and isinstance(r.body, dict)
         ]
+
+    def outside_requests(self) -> list[RecordedRequest]:
+        """Requests meant for another host: proxy tunnels and absolute-URI requests."""
+        return [r for r in self.requests if r.method == "CONNECT" or "://" in r.path]
 
     def clear(self) -> None:
         with self._recorder.lock:
