@@ -1,0 +1,205 @@
+from __future__ import annotations
+
+import importlib.machinery
+import importlib.util
+import json
+import math
+import re
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from conftest import ROOT
+
+BENCH = ROOT / "scripts" / "bench"
+
+
+def load_bench() -> ModuleType:
+    if "bench" in sys.modules:
+        return sys.modules["bench"]
+    loader = importlib.machinery.SourceFileLoader("bench", str(BENCH))
+    spec = importlib.util.spec_from_loader("bench", loader)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench"] = module  # dataclasses look their module up while the class is built
+    loader.exec_module(module)
+    return module
+
+
+def run_bench(*args: str, fixtures: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(BENCH), "--smoke", "--fixtures", str(fixtures), *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
+
+
+@pytest.fixture(scope="module")
+def smoke_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    done = run_bench("--runs", "2", "--json", fixtures=tmp_path_factory.mktemp("fixtures"))
+    assert done.returncode == 0, done.stderr
+    report: dict[str, Any] = json.loads(done.stdout)
+    return report
+
+
+PRODUCT_COMMANDS = [
+    "hook_warm",
+    "hook_cold",
+    "load:epics-10",
+    "load:epics-40",
+    "load:under-skip",
+    "load:big",
+    "load_last:10",
+    "load_last:200",
+    "save_create",
+    "save_update",
+]
+FLOORS = ["f0", "listdir:10", "listdir:200", "yaml_floor"]
+
+
+def test_smoke_run_reports_the_machine(smoke_report: dict[str, Any]) -> None:
+    machine = smoke_report["machine"]
+    assert machine["python"] == str(Path(sys.executable).absolute())
+    assert machine["python_version"] == ".".join(map(str, sys.version_info[:3]))
+    assert isinstance(machine["cpu_count"], int) and machine["cpu_count"] >= 1
+    assert machine["platform"] and machine["tiktoken"]
+    assert smoke_report["runs"] == 2 and smoke_report["smoke"] is True
+
+
+@pytest.mark.parametrize("key", PRODUCT_COMMANDS + FLOORS)
+def test_smoke_run_has_numeric_medians(smoke_report: dict[str, Any], key: str) -> None:
+    row = smoke_report["measurements"][key]
+    assert row["error"] == ""
+    assert row["runs"] == 2 and len(row["samples_ms"]) == 2
+    assert isinstance(row["median_ms"], float) and 0 < row["median_ms"] < 60_000
+    assert row["median_ms"] == pytest.approx(sum(row["samples_ms"]) / 2, abs=0.01)
+    assert isinstance(row["median_maxrss_kb"], int) and row["median_maxrss_kb"] > 0
+
+
+@pytest.mark.parametrize("key", PRODUCT_COMMANDS)
+def test_each_product_command_is_compared_with_a_floor(
+    smoke_report: dict[str, Any], key: str
+) -> None:
+    row = smoke_report["measurements"][key]
+    floor = smoke_report["measurements"][row["floor"]]
+    if floor["error"]:  # only the tokenizer floor may be missing (no encoding on this machine)
+        assert row["floor"] == "encoding_floor" and row["ratio"] is None
+    else:
+        assert row["ratio"] == pytest.approx(row["median_ms"] / floor["median_ms"])
+
+
+def test_tokenizer_floor_is_measured_or_explained(smoke_report: dict[str, Any]) -> None:
+    row = smoke_report["measurements"]["encoding_floor"]
+    if row["error"]:
+        assert any(n.startswith("the tokenizer floor") for n in smoke_report["notes"])
+    else:
+        assert isinstance(row["median_ms"], float)
+
+
+def test_targets_are_listed_with_their_limits(smoke_report: dict[str, Any]) -> None:
+    targets = {t["name"]: t for t in smoke_report["targets"]}
+    assert targets["warm hook ≤ 1.3 x F0"]["limit"] == 1.3
+    assert targets["warm hook peak RSS ≤ 1.2 x F0's"]["limit"] == 1.2
+    assert targets["cold hook ≤ 1.25 x tokenizer floor"]["limit"] == 1.25
+    assert targets["load-last over 200 files ≤ 2.5 x listdir"]["limit"] == 2.5
+    for target in targets.values():
+        assert target["met"] in (True, False, None)
+        if target["value"] is not None:
+            assert target["met"] == (target["value"] <= target["limit"])
+
+
+def test_token_report_covers_one_session(smoke_report: dict[str, Any]) -> None:
+    tokens = smoke_report["tokens"]
+    strategies = tokens["strategies"]
+    assert set(strategies) == {
+        "emit when changed (default)",
+        "every turn (option)",
+        "whole file each session",
+    }
+    for name in ("emit when changed (default)", "every turn (option)"):
+        per_event = strategies[name]["per_event"]
+        assert len(per_event) == tokens["prompts"] + 1  # SessionStart, then each prompt
+        assert sum(per_event) == strategies[name]["total"]
+        assert per_event[0] > 0  # the block arrives at SessionStart
+    every = strategies["every turn (option)"]["per_event"]
+    assert all(n > 0 for n in every)
+    assert strategies["whole file each session"]["total"] > 0
+
+
+def test_text_report_prints_the_table(tmp_path: Path) -> None:
+    done = run_bench("--runs", "1", "--only", "save", fixtures=tmp_path)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("project-memory benchmark: medians")
+    assert re.match(r"machine: .+, \d+ CPUs, Python \d+\.\d+\.\d+ \(", lines[1])
+    assert any(re.match(r"F0: python -c pass +\d+\.\d ", line) for line in lines)
+    assert any(re.match(r"save, new snapshot +\d+\.\d +\d+\.\d +\d+\.\d\d", line) for line in lines)
+
+
+def test_bad_run_count_is_a_usage_error(tmp_path: Path) -> None:
+    done = run_bench("--runs", "0", fixtures=tmp_path)
+    assert done.returncode == 2
+    assert "--runs must be at least 1" in done.stderr
+
+
+def test_child_peak_rss_is_not_charged_with_the_parents_memory(tmp_path: Path) -> None:
+    bench = load_bench()
+    ballast = bytearray(256 * 1024 * 1024)
+    for i in range(0, len(ballast), 4096):  # touch every page so it is resident
+        ballast[i] = 1
+    spawner = bench.Spawner(sys.executable, tmp_path)
+    try:
+        command = bench.Command("f0", "F0", [sys.executable, "-c", "pass"], {}, str(tmp_path))
+        ms, rss_kb, code = spawner.run(command)
+    finally:
+        spawner.close()
+    assert code == 0 and ms > 0
+    assert spawner.own_peak_kb <= rss_kb < 100 * 1024
+    del ballast
+
+
+def test_superlinearity_separates_linear_from_quadratic() -> None:
+    bench = load_bench()
+    linear, exponent = bench.superlinearity((10, 105.0), (100, 150.0), 100.0)
+    assert linear == pytest.approx(1.0) and exponent == pytest.approx(1.0)
+    quadratic, exponent = bench.superlinearity((10, 200.0), (100, 10_100.0), 100.0)
+    assert quadratic == pytest.approx(10.0) and exponent == pytest.approx(2.0)
+    flat, _ = bench.superlinearity((10, 120.0), (100, 120.0), 100.0)
+    assert flat == pytest.approx(0.1)
+
+
+def test_snapshot_dir_hides_the_newest_demo_snapshot_among_lookalikes(tmp_path: Path) -> None:
+    bench = load_bench()
+    snapshot = (ROOT / "examples/demo-project/memory/2026-11-24-10-05-billing-api.md").read_text()
+    bench.build_snapshot_dir(tmp_path, count=20, snapshot=snapshot)
+    names = sorted(p.name for p in (tmp_path / "memory").iterdir())
+    assert len(names) == 20
+    newest = (tmp_path / "newest").read_text()
+    demo = [n for n in names if n[17:] == "billing-api.md"]
+    assert demo[-1] == f"{newest}-billing-api.md"
+    # a newer file whose name also ends in -billing-api.md, and a newer file of another project
+    assert any(n > demo[-1] and n.endswith("-legacy-billing-api.md") for n in names)
+    assert names[-1][17:] != "billing-api.md"
+    text = (tmp_path / "memory" / demo[-1]).read_text()
+    assert f"session: {newest}\n" in text and "project-name: billing-api\n" in text
+    legacy = next(n for n in names if n.endswith("-legacy-billing-api.md"))
+    assert "project-name: legacy-billing-api\n" in (tmp_path / "memory" / legacy).read_text()
+
+
+def test_permanent_files_sit_where_their_names_say(tmp_path: Path) -> None:
+    bench = load_bench()
+    counter = bench.TokenCounter(lambda text: math.ceil(len(text) / 4), "len/4", False)
+    sizes = bench.Sizes((3, 12), 200_000, (10,), 1)
+    demo = (ROOT / "examples/demo-project/.claude/memory/permanent_memory.md").read_text()
+    bench.build_permanent_files(tmp_path, demo_text=demo, sizes=sizes, counter=counter)
+    three = (tmp_path / "epics-3.md").read_text()
+    assert re.findall(r"(?m)^## Epic: (\S+)", three) == ["FEAT-00001", "FEAT-00002", "FEAT-00003"]
+    assert len(re.findall(r"(?m)^## Epic:", (tmp_path / "epics-12.md").read_text())) == 12
+    under = counter.count((tmp_path / "under-skip.md").read_text())
+    assert bench.SKIP_TOKENS - 20 <= under < bench.SKIP_TOKENS
+    assert (tmp_path / "big.md").stat().st_size >= 200_000
