@@ -144,6 +144,9 @@ def test_skillmds_add_installs_working_self_contained_copies(skillmd: Path, tmp_
     reference = run([sys.executable, str(source), *loader_args], project, expected_env)
     assert out == reference.stdout
     assert _repository_files(audit["opened"] + audit["modules"]) == []
+    # The audit does see repository files when there are some: run the repository's own copy.
+    _, control = _audited(source, loader_args, env, project, reports / "control.json")
+    assert str(source) in _repository_files(control["opened"] + control["modules"])
 
     # The manager: resume the demo project, then save a snapshot into a new memory folder.
     manager_args = [

@@ -41,12 +41,14 @@ def main() -> int:
         code = exc.code
     finally:
         sys.stdout.flush()
+        own = os.path.abspath(__file__)  # the wrapper itself is not the script's doing
         modules = sorted(
             {
                 os.path.abspath(f)
                 for m in list(sys.modules.values())
                 if isinstance(f := getattr(m, "__file__", None), str)
             }
+            - {own}
         )
         with open(report, "w", encoding="utf-8") as handle:
             json.dump({"opened": sorted(set(opened)), "modules": modules, "exit": code}, handle)
