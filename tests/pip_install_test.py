@@ -1,0 +1,215 @@
+"""`pip install .` gives `permanent-memory` and `ski-memory`, running the skill scripts' code.
+
+The project is built into a wheel from a copy of its sources, the wheel is installed with pip
+into a new virtual environment, and the installed commands are run side by side with the skill
+scripts on the same arguments: their stdout, stderr and exit codes must match. The new venv
+borrows this interpreter's site-packages (PyYAML, tiktoken) through a .pth line, so nothing but
+the wheel's build backend comes from the network.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import venv
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+from conftest import LOADER_DIR, MANAGER_DIR, ROOT
+
+DEMO = ROOT / "examples" / "demo-project"
+NOW = "2026-11-29T12:00:00Z"
+TIMEOUT = 120
+# What setuptools needs to build the distribution; the rest of the tree stays out of the copy.
+SOURCES = ("pyproject.toml", "README.md", "LICENSE", "skills")
+
+
+class Installed(NamedTuple):
+    python: Path
+    bin_dir: Path
+    site_packages: Path
+
+
+def _venv_paths(venv_dir: Path) -> tuple[Path, Path]:
+    scheme = "nt" if os.name == "nt" else "posix_prefix"
+    paths = sysconfig.get_paths(scheme, vars={"base": str(venv_dir), "platbase": str(venv_dir)})
+    return Path(paths["scripts"]), Path(paths["purelib"])
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
+    work = tmp_path_factory.mktemp("pip-install")
+    source = work / "source"
+    source.mkdir()
+    for name in SOURCES:
+        path = ROOT / name
+        if path.is_dir():
+            shutil.copytree(path, source / name, ignore=shutil.ignore_patterns("__pycache__"))
+        elif path.exists():
+            shutil.copy2(path, source / name)
+    pip = [sys.executable, "-m", "pip", "--disable-pip-version-check"]
+    subprocess.run(
+        [*pip, "wheel", "--quiet", "--no-deps", "--wheel-dir", str(work / "dist"), str(source)],
+        check=True,
+        timeout=300,
+    )
+    [wheel] = (work / "dist").glob("project_memory-*.whl")
+
+    venv_dir = work / "venv"
+    venv.EnvBuilder(with_pip=True).create(venv_dir)
+    bin_dir, site_packages = _venv_paths(venv_dir)
+    python = bin_dir / ("python.exe" if os.name == "nt" else "python")
+    # The dependencies, from this interpreter (appended after the venv's own site-packages).
+    (site_packages / "borrowed_dependencies.pth").write_text(
+        sysconfig.get_paths()["purelib"] + "\n"
+    )
+    subprocess.run(
+        [
+            python,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-deps",
+            "--no-index",
+            wheel,
+        ],
+        check=True,
+        timeout=300,
+    )
+    return Installed(python, bin_dir, site_packages)
+
+
+def _run(cmd: Sequence[str | Path], cwd: Path) -> tuple[int, str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_")}
+    env["NO_COLOR"] = "1"
+    result = subprocess.run(
+        [str(c) for c in cmd],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    return result.returncode, result.stdout, result.stderr
+
+
+CASES = [
+    ("permanent-memory", LOADER_DIR / "permanent_memory.py", ["--help"]),
+    ("permanent-memory", LOADER_DIR / "permanent_memory.py", ["load", "--help"]),
+    (
+        "permanent-memory",
+        LOADER_DIR / "permanent_memory.py",
+        ["load", "--project-dir", str(DEMO), "--now", NOW],
+    ),
+    (
+        "permanent-memory",
+        LOADER_DIR / "permanent_memory.py",
+        ["load", "--project-dir", str(DEMO), "--now", NOW, "--format", "json", "--explain"],
+    ),
+    (
+        "permanent-memory",
+        LOADER_DIR / "permanent_memory.py",
+        ["inspect", "--project-dir", str(DEMO), "--now", NOW],
+    ),
+    # Expected error: same message, same exit code.
+    ("permanent-memory", LOADER_DIR / "permanent_memory.py", ["load", "--target", "many"]),
+    ("ski-memory", MANAGER_DIR / "memory_manager.py", ["--help"]),
+    ("ski-memory", MANAGER_DIR / "memory_manager.py", ["load-last", "--help"]),
+    (
+        "ski-memory",
+        MANAGER_DIR / "memory_manager.py",
+        [
+            "load-last",
+            "--memory-dir",
+            str(DEMO / "memory"),
+            "--project-name",
+            "billing-api",
+            "--now",
+            NOW,
+        ],
+    ),
+    (
+        "ski-memory",
+        MANAGER_DIR / "memory_manager.py",
+        ["list", "--memory-dir", str(DEMO / "memory"), "--format", "json"],
+    ),
+    (
+        "ski-memory",
+        MANAGER_DIR / "memory_manager.py",
+        ["load-last", "--memory-dir", str(DEMO / "missing"), "--project-name", "billing-api"],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("command", "script", "args"),
+    CASES,
+    ids=[f"{c}-{'-'.join(a[:2])}" for c, _, a in CASES],
+)
+def test_installed_command_matches_the_skill_script(
+    installed: Installed, tmp_path: Path, command: str, script: Path, args: list[str]
+) -> None:
+    from_package = _run([installed.bin_dir / command, *args], tmp_path)
+    from_script = _run([installed.python, script, *args], tmp_path)
+    assert from_package == from_script
+    assert from_package[1] or from_package[2]  # it said something
+
+
+def test_the_installed_commands_run_the_installed_copy(
+    installed: Installed, tmp_path: Path
+) -> None:
+    code = (
+        "import project_memory_loader.permanent_memory as a, "
+        "ski_memory_manager.memory_manager as b; print(a.__file__); print(b.__file__)"
+    )
+    status, out, err = _run([installed.python, "-c", code], tmp_path)
+    assert status == 0, err
+    for line in out.splitlines():
+        assert Path(line).is_relative_to(installed.site_packages), line
+
+
+def test_wheel_carries_both_skills_whole(installed: Installed) -> None:
+    # Every Python file of each skill's scripts folder is in the installed package.
+    for package, folder in (
+        ("project_memory_loader", LOADER_DIR),
+        ("ski_memory_manager", MANAGER_DIR),
+    ):
+        expected = {p.name for p in folder.glob("*.py")}
+        present = {p.name for p in (installed.site_packages / package).glob("*.py")}
+        assert expected <= present, expected - present
+
+
+def test_load_shows_the_demo_block(installed: Installed, tmp_path: Path) -> None:
+    status, out, err = _run(
+        [installed.bin_dir / "permanent-memory", "load", "--project-dir", DEMO, "--now", NOW],
+        tmp_path,
+    )
+    assert status == 0, err
+    assert out.startswith("[permanent-memory | trust:file]\n")
+    status, out, err = _run(
+        [
+            installed.bin_dir / "ski-memory",
+            "load-last",
+            "--memory-dir",
+            DEMO / "memory",
+            "--project-name",
+            "billing-api",
+            "--now",
+            NOW,
+        ],
+        tmp_path,
+    )
+    assert status == 0, err
+    assert out.startswith(
+        "[session-memory | trust:file]\n"
+        "Resuming `billing-api` (last touched 5 days ago, status: in-progress at CP-S2)\n\n"
+    )
