@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""Session memory for coding agents: save a 1-2 KB snapshot after each checkpoint, load the
+newest one at the start of a session.
+
+  save       write or update memory/{YYYY-MM-DD-HH-MM}-{project}.md
+  load-last  print the newest snapshot of a project, stamped, with a resume line
+  list       one line per project, or per session of one project
+  hook       Claude Code SessionStart hook (hook JSON on stdin; always exits 0)
+  doctor     check Python, PyYAML and this project's memory directory
+"""
+
+# Kept small on purpose: a script run directly is compiled on every start, while its sibling
+# modules (mm_*.py) are cached as bytecode. The work happens in those modules.
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
+    import mm_commands
+    import mm_frontmatter
+    import mm_snapshot
+    import mm_store
+else:  # installed as a package
+    from . import mm_commands, mm_frontmatter, mm_snapshot, mm_store
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="memory_manager.py",
+        description=__doc__.split("\n\n")[0] if __doc__ else None,
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--format", choices=("text", "json"), default="text", help="output format (default: text)"
+    )
+    where = argparse.ArgumentParser(add_help=False)
+    where.add_argument(
+        "--memory-dir",
+        metavar="D",
+        help="memory directory (default: memory/ under $CLAUDE_PROJECT_DIR, "
+        "else under the current directory)",
+    )
+
+    save = commands.add_parser(
+        "save",
+        parents=[common, where],
+        help="write or update a session snapshot",
+        description="Write memory/{session_timestamp}-{project_name}.md, or update it when that "
+        "session was saved before (given fields replace, steps and checkpoint decisions merge "
+        "by key, approved checkpoints append). Fields come from --input JSON and flags; flags "
+        "win. Prints the path written.",
+    )
+    save.add_argument("--project-name", metavar="P")
+    save.add_argument(
+        "--session-timestamp", metavar="T", help="YYYY-MM-DD-HH-MM in UTC (default: now)"
+    )
+    save.add_argument("--mode", metavar="MODE", help="architect or express")
+    save.add_argument("--status", metavar="S", help="in-progress, paused or completed")
+    save.add_argument("--last-checkpoint", metavar="CP")
+    save.add_argument("--checkpoints-approved", metavar="CP", nargs="+")
+    save.add_argument("--target-dir", metavar="X")
+    save.add_argument("--input", metavar="FILE", help="JSON object of fields; - for stdin")
+    save.add_argument(
+        "--now", metavar="ISO8601", help="the time recorded as updated_at (default: now)"
+    )
+
+    load = commands.add_parser(
+        "load-last",
+        parents=[common, where],
+        help="print a project's newest snapshot",
+        description="Print the newest snapshot of the project, stamped, with a resume line. "
+        "Unreadable snapshots are skipped with a warning.",
+    )
+    load.add_argument("--project-name", metavar="P", required=True)
+    load.add_argument("--now", metavar="ISO8601", help="the time 'last touched' counts from")
+
+    listing = commands.add_parser(
+        "list",
+        parents=[common, where],
+        help="list projects, or one project's sessions",
+        description="One line per project (newest session), or with --project-name one line "
+        "per session of that project, newest first.",
+    )
+    listing.add_argument("--project-name", metavar="P")
+    listing.add_argument("--now", metavar="ISO8601", help="the time 'last touched' counts from")
+
+    commands.add_parser(
+        "hook",
+        help="Claude Code SessionStart hook",
+        description="Read the hook JSON on stdin and print the resume block of this project's "
+        "session memory. Always exits 0.",
+    )
+
+    commands.add_parser(
+        "doctor",
+        parents=[common, where],
+        help="check the set-up",
+        description="Check Python, PyYAML, file locking and this project's memory directory; "
+        "exit 1 if something required is missing.",
+    )
+    return parser
+
+
+def _doctor(args: argparse.Namespace) -> int:
+    if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
+        import mm_doctor
+    else:  # installed as a package
+        from . import mm_doctor
+    import os
+    from pathlib import Path
+
+    memory_dir = (
+        Path(args.memory_dir) if args.memory_dir else (mm_commands.default_memory_dir(os.environ))
+    )
+    checks = mm_doctor.run_checks(memory_dir)
+    if args.format == "json":
+        sys.stdout.write(
+            mm_commands.dump_json(
+                {
+                    "ok": not mm_doctor.failed(checks),
+                    "checks": [check._asdict() for check in checks],
+                }
+            )
+        )
+    else:
+        sys.stdout.write(mm_doctor.format_checks(checks))
+    return 1 if mm_doctor.failed(checks) else 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.command == "hook":
+        return mm_commands.hook()
+    run = {
+        "save": mm_commands.save,
+        "load-last": mm_commands.load_last,
+        "list": mm_commands.list_snapshots,
+        "doctor": _doctor,
+    }[args.command]
+    try:
+        return run(args)
+    except (
+        mm_commands.CommandError,
+        mm_snapshot.InvalidField,
+        mm_store.StoreError,
+        mm_frontmatter.YamlMissing,
+    ) as exc:
+        mm_commands.say(str(exc))
+        return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

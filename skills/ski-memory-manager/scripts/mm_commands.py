@@ -1,0 +1,371 @@
+# The thin shell around the pure core: each command reads the environment, the clock, stdin and
+# the memory directory, calls mm_snapshot / mm_render, and prints. Core errors are typed; they
+# become one stderr line and exit 1 in memory_manager.main.
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
+    import memory_text
+    import mm_frontmatter
+    import mm_render
+    import mm_snapshot
+    import mm_store
+else:  # installed as a package
+    from . import memory_text, mm_frontmatter, mm_render, mm_snapshot, mm_store
+
+SIZE_WARNING = 2048  # bytes; snapshots are meant to be 1-2 KB
+MAX_HOOK_STDIN = 1024 * 1024
+MEMORY_DIR_OPTION = "CLAUDE_PLUGIN_OPTION_MEMORY_DIR"
+
+
+class CommandError(Exception):
+    """An expected failure; str() is the one-line message, exit 1."""
+
+
+def say(line: str, stream: Any = None) -> None:
+    """One diagnostic line on stderr, made safe to show to a model (stderr reaches it too)."""
+    text = " ".join(memory_text.neutralise_markup(memory_text.strip_unsafe(line)).split("\n"))
+    print(text, file=stream or sys.stderr)
+
+
+def dump_json(value: object) -> str:
+    import json
+
+    return json.dumps(value, ensure_ascii=False, indent=2) + "\n"
+
+
+def parse_now(text: str | None) -> datetime:
+    if text is None:
+        return datetime.now(timezone.utc)
+    moment = mm_snapshot.parse_iso(text)
+    if moment is None:
+        raise mm_snapshot.InvalidField(
+            f"--now must be an ISO 8601 date-time like 2026-05-01T10:00:00Z (got {text!r})"
+        )
+    return moment
+
+
+def project_dir(env: Mapping[str, str], fallback: str | None = None) -> Path:
+    """$CLAUDE_PROJECT_DIR, else the given fallback (the hook JSON's cwd), else the cwd."""
+    for candidate in (env.get("CLAUDE_PROJECT_DIR"), fallback):
+        if candidate and "\0" not in candidate:
+            return Path(candidate)
+    return Path.cwd()
+
+
+def default_memory_dir(env: Mapping[str, str], fallback: str | None = None) -> Path:
+    """The plugin's memory-dir option (relative to the project dir), else `memory/` there."""
+    base = project_dir(env, fallback)
+    option = env.get(MEMORY_DIR_OPTION, "").strip()
+    if option:
+        if "\0" in option or "\n" in option:
+            say(f"note: ignoring {MEMORY_DIR_OPTION} (not a path); using memory/")
+        else:
+            return base / Path(option).expanduser()
+    return base / "memory"
+
+
+# --- save --------------------------------------------------------------------------------------
+
+
+def _read_input(source: str) -> dict[str, Any]:
+    import json
+
+    try:
+        if source == "-":
+            raw = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read()
+        else:
+            raw = Path(source).read_bytes()
+    except OSError as exc:
+        raise CommandError(f"--input: cannot read {source}: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8-sig") if isinstance(raw, bytes) else raw
+        data = json.loads(text)
+    except UnicodeDecodeError:
+        raise CommandError("--input: not UTF-8 text") from None
+    except json.JSONDecodeError as exc:
+        raise CommandError(
+            f"--input: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        ) from None
+    if not isinstance(data, dict):
+        raise CommandError(
+            '--input must be a JSON object of fields, like {"project_name": "my-project", ...}'
+        )
+    return data
+
+
+def save(args: Any) -> int:
+    if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
+        import mm_update
+    else:  # installed as a package
+        from . import mm_update
+
+    if args.project_name is not None:  # reject path tricks before touching any file
+        mm_snapshot.validate_project_name(args.project_name)
+    now = parse_now(args.now)
+    data: dict[str, Any] = _read_input(args.input) if args.input is not None else {}
+    flags = {
+        "project_name": args.project_name,
+        "session_timestamp": args.session_timestamp,
+        "mode": args.mode,
+        "status": args.status,
+        "last_checkpoint": args.last_checkpoint,
+        "checkpoints_approved": args.checkpoints_approved,
+        "target_dir": args.target_dir,
+    }
+    data.update((key, value) for key, value in flags.items() if value is not None)
+    if data.get("session_timestamp") is None and data.get("project_name") is not None:
+        data["session_timestamp"] = mm_snapshot.session_stamp(now)
+    update = mm_update.parse_input(data)
+    for key in mm_update.COMPUTED_FIELDS:
+        if data.get(key) is not None:
+            say(f"note: {key} is computed by the memory manager; ignoring the given value")
+    memory_dir = _memory_dir_for_save(args.memory_dir, data.get("memory_dir"))
+    if not memory_dir.is_dir():
+        raise CommandError(f"memory directory not found at {memory_dir}")
+    mm_frontmatter.require_yaml()
+    update, redacted = mm_update.redact_update(update)
+    for name in redacted:
+        say(f"warning: {name} held a secret; it is stored as {memory_text.REDACTED}")
+    path = memory_dir / mm_store.snapshot_name(update.session_timestamp, update.project_name)
+    with mm_store.locked(memory_dir):
+        saved, mode = _saved_snapshot(path)
+        text = mm_snapshot.format_snapshot(mm_update.merge(saved, update, now))
+        encoded = text.encode("utf-8")
+        if len(encoded) > mm_store.MAX_SNAPSHOT_BYTES:
+            raise CommandError(
+                f"snapshot would be {len(encoded)} bytes, over the "
+                f"{mm_store.MAX_SNAPSHOT_BYTES} limit; save a 1-2 KB summary"
+            )
+        if len(encoded) > SIZE_WARNING:
+            say(
+                f"warning: {path.name} is {len(encoded)} bytes; keep snapshots to 1-2 KB "
+                "(summaries, not the full record)"
+            )
+        mm_store.atomic_write(path, encoded, mode)
+    if args.format == "json":
+        sys.stdout.write(
+            dump_json(
+                {
+                    "path": str(path),
+                    "created": saved is None,
+                    "bytes": len(encoded),
+                    "redacted": redacted,
+                }
+            )
+        )
+    else:
+        print(path)
+    return 0
+
+
+def _memory_dir_for_save(flag: str | None, from_input: object) -> Path:
+    if flag is not None:
+        return Path(flag)
+    if from_input is not None:
+        if not isinstance(from_input, str) or not from_input or "\0" in from_input:
+            raise mm_snapshot.InvalidField("memory_dir must be a path (a non-empty string)")
+        return Path(from_input)
+    return default_memory_dir(os.environ)
+
+
+def _saved_snapshot(path: Path) -> tuple[mm_snapshot.Snapshot | None, int | None]:
+    """The snapshot already saved for this session (None if there is none) and its mode."""
+    if not os.path.lexists(path):
+        return None, None
+    try:
+        text = mm_store.read_text(path)
+        return mm_snapshot.parse_snapshot(text), os.stat(path).st_mode & 0o7777
+    except (mm_store.StoreError, mm_snapshot.SnapshotError, OSError) as exc:
+        raise CommandError(
+            f"cannot update {path}: {exc}; fix the file or save under another session timestamp"
+        ) from None
+
+
+# --- load-last and list -----------------------------------------------------------------------
+
+
+def _listing(memory_dir: Path) -> list[str]:
+    try:
+        return os.listdir(memory_dir)
+    except OSError as exc:
+        raise CommandError(
+            f"cannot read memory directory {memory_dir}: {exc.strerror or exc}"
+        ) from None
+
+
+def first_readable(memory_dir: Path, names: Iterable[str]) -> tuple[mm_render.Found | None, int]:
+    """The first of `names` that reads as a snapshot, and how many were skipped before it
+    (each unreadable one with a warning on stderr)."""
+    skipped = 0
+    for name in names:
+        try:
+            text = mm_store.read_text(memory_dir / name)
+            return mm_render.Found(name, text, mm_snapshot.parse_header(text)), skipped
+        except (mm_store.StoreError, mm_snapshot.SnapshotError) as exc:
+            say(f"warning: skipping {name}: {exc}")
+            skipped += 1
+    return None, skipped
+
+
+def load_last(args: Any) -> int:
+    project = mm_snapshot.validate_project_name(args.project_name)
+    now = parse_now(args.now)
+    memory_dir = Path(args.memory_dir) if args.memory_dir else default_memory_dir(os.environ)
+    found, skipped = None, 0
+    if memory_dir.is_dir():
+        candidates = mm_store.newest_first(_listing(memory_dir), project)
+        found, skipped = first_readable(memory_dir, candidates)
+    else:
+        say(f"note: memory directory not found at {memory_dir}")
+    if found is None:
+        if skipped:
+            say(f"warning: no readable snapshot for project '{project}' ({skipped} skipped)")
+        return _no_memory(args.format, project)
+    if args.format == "json":
+        session = found.name[: mm_store.STAMP_LEN]
+        fields = mm_render.row_fields(
+            mm_render.Row(project, session, str(memory_dir / found.name), found.snapshot), now
+        )
+        sys.stdout.write(
+            dump_json(
+                {
+                    "found": True,
+                    **fields,
+                    "stamp": mm_render.STAMP,
+                    "resume_line": mm_render.resume_line(project, found.snapshot, session, now),
+                    "content": memory_text.clean(found.text),
+                }
+            )
+        )
+    else:
+        sys.stdout.write(mm_render.load_last_block(project, found, now))
+    return 0
+
+
+def _no_memory(output_format: str, project: str) -> int:
+    message = mm_render.no_memory(project)
+    if output_format == "json":
+        sys.stdout.write(dump_json({"found": False, "project": project, "message": message}))
+    else:
+        print(message)
+    return 0
+
+
+def list_snapshots(args: Any) -> int:
+    project = args.project_name
+    if project is not None:
+        mm_snapshot.validate_project_name(project)
+    now = parse_now(args.now)
+    memory_dir = Path(args.memory_dir) if args.memory_dir else default_memory_dir(os.environ)
+    if not memory_dir.is_dir():
+        raise CommandError(f"memory directory not found at {memory_dir}")
+    groups = mm_store.projects(_listing(memory_dir))
+    rows: list[mm_render.Row] = []
+    if project is not None:
+        for name in groups.get(project, []):
+            found, _ = first_readable(memory_dir, [name])
+            rows.append(
+                mm_render.Row(
+                    project,
+                    name[: mm_store.STAMP_LEN],
+                    str(memory_dir / name),
+                    found.snapshot if found is not None else None,
+                )
+            )
+    else:
+        for name, group in groups.items():
+            found, _ = first_readable(memory_dir, group)
+            if found is None:
+                say(f"warning: no readable snapshot for project '{name}'")
+                continue
+            rows.append(
+                mm_render.Row(
+                    name,
+                    found.name[: mm_store.STAMP_LEN],
+                    str(memory_dir / found.name),
+                    found.snapshot,
+                )
+            )
+        rows.sort(key=lambda row: row.project)
+        rows.sort(key=lambda row: _touched_key(row), reverse=True)
+    if args.format == "json":
+        sys.stdout.write(dump_json([mm_render.row_fields(row, now) for row in rows]))
+    elif not rows:
+        print(
+            mm_render.no_memory(project)
+            if project is not None
+            else f"No session memory found in {memory_dir}"
+        )
+    else:
+        sys.stdout.write(mm_render.list_table(rows, now, by_session=project is not None))
+    return 0
+
+
+def _touched_key(row: mm_render.Row) -> float:
+    if row.snapshot is None:
+        return float("-inf")
+    touched = mm_render.touched_at(row.snapshot, row.session)
+    return touched.timestamp() if touched is not None else float("-inf")
+
+
+# --- hook --------------------------------------------------------------------------------------
+
+
+def hook_output(payload: object, env: Mapping[str, str], now: datetime) -> str:
+    """The SessionStart block for the project the hook runs in ('' when there is nothing)."""
+    cwd = payload.get("cwd") if isinstance(payload, dict) else None
+    base = project_dir(env, cwd if isinstance(cwd, str) else None)
+    memory_dir = default_memory_dir(env, cwd if isinstance(cwd, str) else None)
+    if not memory_dir.is_dir():
+        return ""
+    groups = mm_store.projects(_listing(memory_dir))
+    ranked = sorted(groups, key=lambda name: (groups[name][0], name), reverse=True)
+    found: list[tuple[str, mm_render.Found]] = []
+    for name in ranked[: mm_render.HOOK_PROJECTS]:
+        item, _ = first_readable(memory_dir, groups[name])
+        if item is not None:
+            found.append((name, item))
+    if not found:
+        return ""
+    found.sort(
+        key=lambda pair: _touched_key(
+            mm_render.Row(pair[0], pair[1].name[: mm_store.STAMP_LEN], "", pair[1].snapshot)
+        ),
+        reverse=True,
+    )
+    try:
+        label = str(memory_dir.relative_to(base)) + "/"
+    except ValueError:
+        label = str(memory_dir)
+    more = max(len(ranked) - mm_render.HOOK_PROJECTS, 0)
+    return mm_render.hook_block(found, label, more, now)
+
+
+def hook() -> int:
+    """Claude Code SessionStart: print the resume block; never fail, never print half."""
+    try:
+        import json
+
+        raw = sys.stdin.buffer.read(MAX_HOOK_STDIN) if hasattr(sys.stdin, "buffer") else b""
+        try:
+            payload = json.loads(raw.decode("utf-8", "replace")) if raw.strip() else {}
+        except ValueError:
+            say("note: hook input is not JSON; using the environment and working directory")
+            payload = {}
+        block = hook_output(payload, os.environ, datetime.now(timezone.utc))
+    except Exception as exc:  # the hook boundary: never break the session
+        say(f"ski-memory-manager hook: {type(exc).__name__}: {exc}")
+        return 0
+    try:
+        sys.stdout.write(block)
+        sys.stdout.flush()
+    except OSError:
+        pass
+    return 0

@@ -1,0 +1,159 @@
+# `doctor`: is this machine and this project ready for session memory? One line per check, each
+# failure with what to do about it. Python and PyYAML are required (FAIL, exit 1); the rest are
+# warnings (a new project has no memory directory yet, and that is fine).
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
+    import mm_frontmatter
+    import mm_snapshot
+    import mm_store
+else:  # installed as a package
+    from . import mm_frontmatter, mm_snapshot, mm_store
+
+MAX_PARSED = 1000  # newest snapshots parsed; enough to find trouble, bounded on huge dirs
+MAX_NAMED = 3
+
+
+class Check(NamedTuple):
+    status: str  # "ok", "warn" or "FAIL"
+    name: str
+    detail: str
+    fix: str = ""
+
+
+def check_python(version: tuple[int, ...]) -> Check:
+    shown = ".".join(map(str, version[:3]))
+    if tuple(version[:2]) < (3, 9):
+        return Check("FAIL", "python", f"Python {shown} is too old", "install Python 3.9 or newer")
+    return Check("ok", "python", f"Python {shown}")
+
+
+def check_yaml() -> Check:
+    try:
+        yaml = mm_frontmatter.require_yaml()
+    except mm_frontmatter.YamlMissing:
+        return Check("FAIL", "pyyaml", "PyYAML is not installed", "pip install pyyaml")
+    return Check("ok", "pyyaml", f"PyYAML {getattr(yaml, '__version__', '(unknown version)')}")
+
+
+def check_locking(memory_dir: Path) -> Check:
+    if not mm_store.HAVE_FLOCK:
+        return Check(
+            "warn",
+            "locking",
+            "no fcntl on this platform: concurrent saves of one "
+            "session are not serialised (each write is still atomic)",
+            "save one session from one process at a time",
+        )
+    return Check("ok", "locking", f"fcntl.flock on {memory_dir / mm_store.LOCK_NAME}")
+
+
+def check_memory_dir(memory_dir: Path) -> Check:
+    if not memory_dir.is_dir():
+        return Check(
+            "warn",
+            "memory-dir",
+            f"no memory directory at {memory_dir}",
+            f"mkdir -p {memory_dir} (save needs it; load-last works without)",
+        )
+    if not os.access(memory_dir, os.W_OK | os.X_OK):
+        return Check(
+            "warn",
+            "memory-dir",
+            f"{memory_dir} is not writable",
+            f"give yourself write permission on {memory_dir}",
+        )
+    return Check("ok", "memory-dir", f"{memory_dir}")
+
+
+def check_snapshots(memory_dir: Path, names: list[str]) -> list[Check]:
+    groups = mm_store.projects(names)
+    snapshots = sorted((n for group in groups.values() for n in group), reverse=True)
+    checks = []
+    if not snapshots:
+        checks.append(Check("ok", "snapshots", "none yet"))
+    else:
+        parsed = snapshots[:MAX_PARSED]
+        bad = []
+        for name in parsed:
+            try:
+                mm_snapshot.parse_snapshot(mm_store.read_text(memory_dir / name))
+            except (mm_store.StoreError, mm_snapshot.SnapshotError) as exc:
+                bad.append(f"{name}: {exc}")
+        scope = (
+            f"{len(snapshots)}"
+            if len(parsed) == len(snapshots)
+            else (f"the newest {len(parsed)} of {len(snapshots)}")
+        )
+        projects = f"{len(groups)} project{'s' if len(groups) != 1 else ''}"
+        if bad:
+            shown = "; ".join(bad[:MAX_NAMED]) + ("; ..." if len(bad) > MAX_NAMED else "")
+            checks.append(
+                Check(
+                    "warn",
+                    "snapshots",
+                    f"{len(bad)} of {scope} snapshots ({projects}) do not parse: {shown}",
+                    "repair or move them (load-last skips them; save will not update them)",
+                )
+            )
+        else:
+            noun = "snapshot parses" if len(snapshots) == 1 else "snapshots parse"
+            checks.append(Check("ok", "snapshots", f"{scope} {noun} ({projects})"))
+    leftovers = [n for n in names if mm_store.is_temp_name(n)]
+    if leftovers:
+        checks.append(
+            Check(
+                "warn",
+                "temp-files",
+                f"{len(leftovers)} temporary file(s) left by interrupted "
+                f"saves, e.g. {sorted(leftovers)[0]}",
+                "delete them when no save is running (they are never read)",
+            )
+        )
+    return checks
+
+
+def run_checks(memory_dir: Path, version: tuple[int, ...] | None = None) -> list[Check]:
+    checks = [
+        check_python(version or tuple(sys.version_info[:3])),
+        check_yaml(),
+        check_locking(memory_dir),
+        check_memory_dir(memory_dir),
+    ]
+    if not memory_dir.is_dir():
+        return checks
+    try:
+        names = os.listdir(memory_dir)
+    except OSError as exc:
+        return [
+            *checks,
+            Check(
+                "warn",
+                "snapshots",
+                f"cannot list {memory_dir}: {exc.strerror or exc}",
+                "check the directory's permissions",
+            ),
+        ]
+    if checks[1].status != "ok":
+        return [
+            *checks,
+            Check("warn", "snapshots", "not checked (needs PyYAML)", "pip install pyyaml"),
+        ]
+    return checks + check_snapshots(memory_dir, names)
+
+
+def format_checks(checks: list[Check]) -> str:
+    lines = []
+    for check in checks:
+        line = f"{check.status:<4}  {check.name}: {check.detail}"
+        lines.append(f"{line} -- fix: {check.fix}" if check.fix else line)
+    return "\n".join(lines) + "\n"
+
+
+def failed(checks: list[Check]) -> bool:
+    return any(check.status == "FAIL" for check in checks)

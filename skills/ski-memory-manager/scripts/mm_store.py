@@ -1,0 +1,179 @@
+# The memory directory on disk: which names are snapshots, reading one safely, and writing one
+# atomically under the directory's lock. Nothing here deletes a snapshot.
+#
+# Names: `{YYYY-MM-DD-HH-MM}-{project}.md`. The lock file (`.ski-memory.lock`) and temporary files
+# (`.{name}.tmp-{pid}-{random}`) start with a dot, so they can never match that pattern.
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
+    import mm_snapshot
+else:  # installed as a package
+    from . import mm_snapshot
+
+try:
+    import fcntl
+except ImportError:  # Windows: saves are still atomic, but not serialised (see references/)
+    fcntl = None  # type: ignore[assignment]
+
+HAVE_FLOCK = fcntl is not None
+SUFFIX = ".md"
+STAMP_LEN = 16  # YYYY-MM-DD-HH-MM
+LOCK_NAME = ".ski-memory.lock"
+TEMP_MARK = ".tmp-"
+MAX_SNAPSHOT_BYTES = 256 * 1024  # snapshots are 1-2 KB; anything this big is not one
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO named like a snapshot must not hang us
+_O_BINARY = getattr(os, "O_BINARY", 0)
+
+
+class StoreError(Exception):
+    """A file operation failed; str() is the one-line message for the user."""
+
+
+def snapshot_name(session: str, project: str) -> str:
+    return f"{session}-{project}{SUFFIX}"
+
+
+def split_name(name: str) -> tuple[str, str] | None:
+    """(session, project) of a snapshot file name, or None when the name is not one."""
+    if (
+        len(name) <= STAMP_LEN + 1 + len(SUFFIX)
+        or not name.endswith(SUFFIX)
+        or name[STAMP_LEN] != "-"
+    ):
+        return None
+    session, project = name[:STAMP_LEN], name[STAMP_LEN + 1 : -len(SUFFIX)]
+    if not mm_snapshot.is_project_name(project) or mm_snapshot.session_datetime(session) is None:
+        return None
+    return session, project
+
+
+def newest_first(names: Iterable[str], project: str) -> Iterator[str]:
+    """The project's snapshot names, newest session first. Exact project match: the name is the
+    timestamp, '-', the project, '.md' (so `…-foo-system.md` is not project `system`).
+
+    Hot path of load-last over huge directories: a length test and `endswith` per name, then
+    `max`; names are sorted only if the newest turns out unreadable."""
+    suffix = f"-{project}{SUFFIX}"
+    size = STAMP_LEN + len(suffix)
+    matches = [name for name in names if len(name) == size and name.endswith(suffix)]
+    if not matches:
+        return
+    best = max(matches)
+    if mm_snapshot.session_datetime(best[:STAMP_LEN]) is not None:
+        yield best
+    for name in sorted(matches, reverse=True):
+        if name != best and mm_snapshot.session_datetime(name[:STAMP_LEN]) is not None:
+            yield name
+
+
+def projects(names: Iterable[str]) -> dict[str, list[str]]:
+    """Snapshot names grouped by project, each group newest session first."""
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        if name[:1].isdigit() and split_name(name) is not None:
+            groups.setdefault(name[STAMP_LEN + 1 : -len(SUFFIX)], []).append(name)
+    for group in groups.values():
+        group.sort(reverse=True)
+    return groups
+
+
+def is_temp_name(name: str) -> bool:
+    return name.startswith(".") and TEMP_MARK in name and name != LOCK_NAME
+
+
+def read_text(path: Path) -> str:
+    """A snapshot's text. Symbolic links are refused (a snapshot must not pull in a file from
+    elsewhere); so are files over MAX_SNAPSHOT_BYTES and text that is not UTF-8."""
+    try:
+        fd = os.open(path, os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_BINARY)
+    except OSError as exc:
+        if _O_NOFOLLOW and os.path.islink(path):
+            raise StoreError("it is a symbolic link") from None
+        raise StoreError(exc.strerror or str(exc)) from None
+    try:
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                raise StoreError("not a regular file")
+            data = handle.read(MAX_SNAPSHOT_BYTES + 1)
+    except OSError as exc:
+        raise StoreError(exc.strerror or str(exc)) from None
+    if len(data) > MAX_SNAPSHOT_BYTES:
+        raise StoreError(f"larger than {MAX_SNAPSHOT_BYTES // 1024} KiB")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise StoreError(f"not UTF-8 text (byte {exc.start})") from None
+
+
+@contextlib.contextmanager
+def locked(memory_dir: Path) -> Iterator[None]:
+    """Hold the memory directory's lock: one read-merge-write at a time, across processes.
+
+    The lock file lives in the memory directory itself so every process saving there agrees on
+    it whatever its environment; it is empty, created once and never removed."""
+    if fcntl is None:
+        yield
+        return
+    path = memory_dir / LOCK_NAME
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError:
+        try:  # a read-only directory with the lock file already present
+            fd = os.open(path, os.O_RDONLY)
+        except OSError as exc:
+            raise StoreError(f"cannot lock {path}: {exc.strerror or exc}") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
+def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
+    """Replace `path` with `data` so readers see the old file or the new one, never a part:
+    temp file in the same directory, write, fsync, os.replace, fsync the directory."""
+    temp = path.with_name(f".{path.name}{TEMP_MARK}{os.getpid()}-{os.urandom(4).hex()}")
+    try:
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY, 0o666)
+    except OSError as exc:
+        raise StoreError(f"cannot write {path}: {exc.strerror or exc}") from None
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+            if mode is not None:
+                os.chmod(temp, mode)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temp, path)
+    except OSError as exc:
+        # Our own half-written temporary file is removed; the previous snapshot is untouched.
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise StoreError(f"cannot write {path}: {exc.strerror or exc}") from None
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(directory: Path) -> None:
+    if os.name == "nt":  # directories cannot be opened for fsync on Windows
+        return
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # some file systems refuse fsync on a directory; the file itself is synced
+        pass
+    finally:
+        os.close(fd)

@@ -1,0 +1,314 @@
+# One save: validating its input (the JSON field names of the original skill), redacting secrets
+# from it, and merging it into the snapshot already saved for that session. Pure functions.
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
+    import memory_text
+    from mm_snapshot import (
+        SCHEMA_VERSION,
+        Decision,
+        InvalidField,
+        Snapshot,
+        got,
+        iso_utc,
+        session_datetime,
+        step_order,
+        validate_project_name,
+    )
+else:  # installed as a package
+    from . import memory_text
+    from .mm_snapshot import (
+        SCHEMA_VERSION,
+        Decision,
+        InvalidField,
+        Snapshot,
+        got,
+        iso_utc,
+        session_datetime,
+        step_order,
+        validate_project_name,
+    )
+
+MODES = ("architect", "express")
+STATUSES = ("in-progress", "paused", "completed")
+OPTIONS = ("A", "B", "C", "D")
+TIMESTAMP_FORM = "a real UTC date-time as YYYY-MM-DD-HH-MM, e.g. 2026-05-01-14-30"
+ID_FORM = "an ID like CP-S2 or S0: letters, digits, '.', '_' or '-', at most 64 characters"
+INPUT_FIELDS = (
+    "project_name",
+    "session_timestamp",
+    "mode",
+    "status",
+    "last_checkpoint",
+    "checkpoints_approved",
+    "checkpoint_decisions",
+    "target_dir",
+    "session_summary",
+    "steps_completed",
+    "active_state",
+    "key_decisions",
+)
+# Accepted in --input for compatibility with the original field table, but computed here.
+COMPUTED_FIELDS = ("last_session_at", "updated_at")
+
+_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class Update(NamedTuple):
+    """One save: the fields given (None = not given: keep the saved value)."""
+
+    project_name: str
+    session_timestamp: str
+    mode: str | None = None
+    status: str | None = None
+    last_checkpoint: str | None = None
+    checkpoints_approved: tuple[str, ...] | None = None
+    checkpoint_decisions: Mapping[str, Decision] | None = None
+    target_dir: str | None = None
+    session_summary: str | None = None
+    steps_completed: Mapping[str, str] | None = None
+    active_state: str | None = None
+    key_decisions: tuple[str, ...] | None = None
+
+
+# --- input -------------------------------------------------------------------------------------
+
+
+def normalise_text(text: str) -> str:
+    """How free text is stored: no control, zero-width or bidi characters, no trailing spaces on
+    a line, no blank lines at the start or end, tabs as spaces, LF line ends."""
+    text = memory_text.strip_unsafe(_SURROGATE.sub("\ufffd", text))
+    lines = [line.rstrip(" ") for line in text.split("\n")]
+    while lines and not lines[0]:
+        lines.pop(0)
+    while lines and not lines[-1]:
+        lines.pop()
+    return "\n".join(lines)
+
+
+def _json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def _string(name: str, value: object) -> str:
+    if not isinstance(value, str):
+        raise InvalidField(f"{name} must be a string (got {_json_type(value)})")
+    return value
+
+
+def _identifier(name: str, value: object) -> str:
+    text = _string(name, value)
+    if _ID.fullmatch(text) is None:
+        raise InvalidField(f"{name} must be {ID_FORM} (got {got(text)})")
+    return text
+
+
+def _choice(name: str, value: object, allowed: Sequence[str]) -> str:
+    text = _string(name, value)
+    if text not in allowed:
+        raise InvalidField(f"{name} must be one of: {', '.join(allowed)} (got {got(text)})")
+    return text
+
+
+def _project_name(value: object) -> str:
+    name = validate_project_name(value)
+    if memory_text.redact_secrets(name)[1]:
+        raise InvalidField("project_name looks like a secret; use a plain project name")
+    return name
+
+
+def validate_session_timestamp(value: object) -> str:
+    stamp = _string("session_timestamp", value)
+    if session_datetime(stamp) is None:
+        raise InvalidField(f"session_timestamp must be {TIMESTAMP_FORM} (got {got(stamp)})")
+    return stamp
+
+
+def _decision(name: str, value: object) -> Decision:
+    if not isinstance(value, dict):
+        raise InvalidField(
+            f'{name} must be an object like {{"option": "A", "note": "..."}} '
+            f"(got {_json_type(value)})"
+        )
+    unknown = [key for key in value if key not in ("option", "note", "regenerated_count")]
+    if unknown:
+        raise InvalidField(
+            f"{name} has unknown key {got(unknown[0])}; accepted: option, note, regenerated_count"
+        )
+    if value.get("option") is None:
+        raise InvalidField(f"{name}.option is required: one of {', '.join(OPTIONS)}")
+    option = _choice(f"{name}.option", value["option"], OPTIONS)
+    note = value.get("note")
+    if note is not None:
+        note = normalise_text(_string(f"{name}.note", note))
+    count = value.get("regenerated_count")
+    if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 0):
+        raise InvalidField(
+            f"{name}.regenerated_count must be a whole number >= 0 (got {got(count)})"
+        )
+    return Decision(option, note, count)
+
+
+def _string_list(name: str, value: object, item: Any) -> tuple[str, ...]:
+    if not isinstance(value, list):
+        raise InvalidField(f"{name} must be an array of strings (got {_json_type(value)})")
+    return tuple(item(f"{name}[{i}]", v) for i, v in enumerate(value))
+
+
+def parse_input(data: Mapping[str, object]) -> Update:
+    """Validate save input (the JSON field names); raise InvalidField on the first problem."""
+    for key in data:
+        if key not in INPUT_FIELDS and key not in COMPUTED_FIELDS and key != "memory_dir":
+            raise InvalidField(
+                f"unknown input field {got(key)}; accepted: {', '.join(INPUT_FIELDS)}"
+            )
+    given = {k: v for k, v in data.items() if v is not None and k in INPUT_FIELDS}
+    if "project_name" not in given:
+        raise InvalidField('project_name is required (--project-name or "project_name" in --input)')
+    project = _project_name(given["project_name"])
+    if "session_timestamp" not in given:
+        raise InvalidField("session_timestamp is required")
+    stamp = validate_session_timestamp(given["session_timestamp"])
+    fields: dict[str, Any] = {}
+    if "mode" in given:
+        fields["mode"] = _choice("mode", given["mode"], MODES)
+    if "status" in given:
+        fields["status"] = _choice("status", given["status"], STATUSES)
+    if "last_checkpoint" in given:
+        fields["last_checkpoint"] = _identifier("last_checkpoint", given["last_checkpoint"])
+    if "checkpoints_approved" in given:
+        approved = _string_list("checkpoints_approved", given["checkpoints_approved"], _identifier)
+        fields["checkpoints_approved"] = tuple(dict.fromkeys(approved))
+    if "checkpoint_decisions" in given:
+        raw = given["checkpoint_decisions"]
+        if not isinstance(raw, dict):
+            raise InvalidField(
+                'checkpoint_decisions must be an object like {"CP-S0": {"option": "A"}} '
+                f"(got {_json_type(raw)})"
+            )
+        decisions = {}
+        for cp, value in raw.items():
+            _identifier("checkpoint_decisions key", cp)
+            decisions[cp] = _decision(f"checkpoint_decisions.{cp}", value)
+        fields["checkpoint_decisions"] = decisions
+    if "target_dir" in given:
+        target = normalise_text(_string("target_dir", given["target_dir"]))
+        if "\n" in target:
+            raise InvalidField("target_dir must be a single line (a path)")
+        fields["target_dir"] = target
+    for name in ("session_summary", "active_state"):
+        if name in given:
+            fields[name] = normalise_text(_string(name, given[name]))
+    if "steps_completed" in given:
+        raw = given["steps_completed"]
+        if not isinstance(raw, dict):
+            raise InvalidField(
+                'steps_completed must be an object like {"S0": "what was done"} '
+                f"(got {_json_type(raw)})"
+            )
+        steps = {}
+        for step, text in raw.items():
+            _identifier("steps_completed key", step)
+            steps[step] = normalise_text(_string(f"steps_completed.{step}", text))
+        fields["steps_completed"] = steps
+    if "key_decisions" in given:
+        items = _string_list("key_decisions", given["key_decisions"], _string)
+        fields["key_decisions"] = tuple(t for t in map(normalise_text, items) if t)
+    return Update(project_name=project, session_timestamp=stamp, **fields)
+
+
+def redact_update(update: Update) -> tuple[Update, list[str]]:
+    """Replace secrets with [REDACTED]; return the update and the fields that held one."""
+    found: list[str] = []
+
+    def scrub(name: str, text: str) -> str:
+        cleaned, count = memory_text.redact_secrets(text)
+        if count:
+            found.append(name)
+        return cleaned
+
+    changes: dict[str, Any] = {}
+    for name in ("target_dir", "session_summary", "active_state"):
+        value = getattr(update, name)
+        if value is not None:
+            changes[name] = scrub(name, value)
+    if update.steps_completed is not None:
+        changes["steps_completed"] = {
+            step: scrub(f"steps_completed.{step}", text)
+            for step, text in update.steps_completed.items()
+        }
+    if update.key_decisions is not None:
+        changes["key_decisions"] = tuple(
+            scrub(f"key_decisions[{i}]", text) for i, text in enumerate(update.key_decisions)
+        )
+    if update.checkpoint_decisions is not None:
+        changes["checkpoint_decisions"] = {
+            cp: d._replace(note=scrub(f"checkpoint_decisions.{cp}.note", d.note))
+            if d.note is not None
+            else d
+            for cp, d in update.checkpoint_decisions.items()
+        }
+    return update._replace(**changes), found
+
+
+# --- merge -------------------------------------------------------------------------------------
+
+
+def merge(saved: Snapshot | None, update: Update, now: datetime) -> Snapshot:
+    """The snapshot after a save: given fields replace, steps and decisions merge by key,
+    approved checkpoints append new IDs, omitted fields keep their saved values."""
+    started = session_datetime(update.session_timestamp)
+    assert started is not None  # validated by parse_input
+    base = saved or Snapshot(
+        project_name=update.project_name,
+        session=update.session_timestamp,
+        status="in-progress",
+    )
+    steps = dict(base.steps_completed)
+    steps.update(update.steps_completed or {})
+    decisions = dict(base.checkpoint_decisions)
+    decisions.update(update.checkpoint_decisions or {})
+    approved = base.checkpoints_approved + tuple(
+        cp for cp in (update.checkpoints_approved or ()) if cp not in base.checkpoints_approved
+    )
+
+    def pick(name: str) -> Any:
+        value = getattr(update, name)
+        return getattr(base, name) if value is None else value
+
+    return Snapshot(
+        project_name=update.project_name,
+        session=update.session_timestamp,
+        schema_version=SCHEMA_VERSION,
+        mode=pick("mode"),
+        status=pick("status"),
+        last_checkpoint=pick("last_checkpoint"),
+        checkpoints_approved=approved,
+        checkpoint_decisions=decisions,
+        target_dir=pick("target_dir"),
+        last_session_at=base.last_session_at or iso_utc(started),
+        updated_at=iso_utc(now),
+        session_summary=pick("session_summary"),
+        steps_completed=dict(sorted(steps.items(), key=lambda item: step_order(item[0]))),
+        active_state=pick("active_state"),
+        key_decisions=pick("key_decisions"),
+        extra=base.extra,
+    )
