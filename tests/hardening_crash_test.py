@@ -92,6 +92,10 @@ def test_sigkill_save_campaign(tmp_path: Path) -> None:
     mm = module("memory_manager")
     deadline = time.monotonic() + BUDGET_SECONDS
     step = 1
+    # Kill delays are drawn from [0, scale). The scale adapts so that about a third of the saves
+    # finish: kills then land all through a save's life, its write window included.
+    scale = window * 1.3
+    finished = started = 0
 
     while kills < KILLS and time.monotonic() < deadline:
         rounds += 1
@@ -102,14 +106,14 @@ def test_sigkill_save_campaign(tmp_path: Path) -> None:
             procs.append((subprocess.Popen([*cmd, str(write_input(_payload(SESSION_A, tag, step)))],
                                            env=env, stdout=subprocess.DEVNULL,
                                            stderr=subprocess.PIPE), tag, f"S{step}",
-                          rng.uniform(0, window * 1.3)))
+                          rng.uniform(0, scale)))
             attempted.add(tag)
             step += 1
         session_b = f"{SESSION_B_PREFIX}{1 + rounds // 24 % 28:02d}-{rounds % 24:02d}-{rounds % 60:02d}"
         tag_b = f"R{rounds}-B"
         procs.append((subprocess.Popen([*cmd, str(write_input(_payload(session_b, tag_b, 0)))],
                                        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE),
-                      tag_b, "S0", rng.uniform(0, window * 1.3)))
+                      tag_b, "S0", rng.uniform(0, scale)))
         t0 = time.monotonic()
         for proc, tag, key, delay in sorted(procs, key=lambda p: p[3]):
             time.sleep(max(0.0, t0 + delay - time.monotonic()))
@@ -118,6 +122,8 @@ def test_sigkill_save_campaign(tmp_path: Path) -> None:
                 kills += 1
         for proc, tag, key, _ in procs:
             proc.wait(timeout=60)
+            started += 1
+            finished += proc.returncode == 0
             err = proc.stderr.read().decode() if proc.stderr else ""
             if proc.stderr:
                 proc.stderr.close()
@@ -129,6 +135,10 @@ def test_sigkill_save_campaign(tmp_path: Path) -> None:
                     committed_steps[key] = tag
             elif proc.returncode != -signal.SIGKILL:
                 raise AssertionError(f"save {tag} failed on its own: {proc.returncode} {err!r}")
+
+        if rounds % 5 == 0:
+            scale *= 1.25 if finished < started / 3 else 0.8
+            finished = started = 0
 
         # Invariants after every round.
         names = {p.name for p in memory.iterdir()}
@@ -175,6 +185,7 @@ def test_sigkill_save_campaign(tmp_path: Path) -> None:
         "kills": kills, "rounds": rounds, "committed_updates": len(committed_steps),
         "sessions_created": len(created_b), "leftover_non_snapshot_files": sorted(leftover_names),
         "load_last_checks": load_last_checks, "save_seconds": round(window, 3),
+        "final_kill_scale_seconds": round(scale, 3),
     }
     print("crash campaign:", json.dumps(report))
     (tmp_path / "report.json").write_text(json.dumps(report))

