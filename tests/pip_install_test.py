@@ -211,5 +211,5 @@ def test_load_shows_the_demo_block(installed: Installed, tmp_path: Path) -> None
     assert status == 0, err
     assert out.startswith(
         "[session-memory | trust:file]\n"
-        "Resuming `billing-api` (last touched 5 days ago, status: in-progress at CP-S2)\n\n"
+        "Resuming `billing-api` (last touched 4 days ago, status: in-progress at CP-S2)\n\n"
     )

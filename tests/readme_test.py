@@ -1,0 +1,338 @@
+"""README.md is checked against the code: every command it shows is run.
+
+Commands are the `$ ` lines of its ```console blocks (a trailing backslash continues a command
+on the next line); the lines after a command, up to the next command or the end of the block,
+are its expected stdout, compared exactly, where a line `...` stands for any number of lines.
+Commands run in README order from the repository root, with this interpreter's environment first
+on PATH. Everything a README example writes goes under SCRATCH, which the test points at a
+temporary directory; the repository's files must be unchanged afterwards.
+
+Commands that need something this test does not do (a network install, the whole suite) are
+listed in COVERED_ELSEWHERE with the test module that exercises them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import NamedTuple
+
+import pytest
+from conftest import LOADER_DIR, ROOT
+
+README = ROOT / "README.md"
+DEMO = ROOT / "examples" / "demo-project"
+LOADER = LOADER_DIR / "permanent_memory.py"
+SCRATCH = "/tmp/billing-api"
+TIMEOUT = 120
+DEMO_COMMAND = "python3 scripts/dev.py demo"
+TEST_COMMAND = "python3 scripts/dev.py test"
+
+# Command prefix -> the test module that runs it (or what it stands for).
+COVERED_ELSEWHERE = {
+    DEMO_COMMAND: "tests/readme_test.py",  # test_first_command_shows_both_blocks below
+    TEST_COMMAND: "tests/dev_test.py",  # and .ci/run runs it verbatim
+    "python3 -m pip install": "tests/pip_install_test.py",
+    "npx skillmds add": "tests/e2e_skillmds_test.py",
+}
+
+
+class Example(NamedTuple):
+    line: int  # 1-based line of the command in README.md
+    command: str
+    expected: list[str]
+
+
+def console_examples(markdown: str) -> list[Example]:
+    examples: list[Example] = []
+    in_block = False
+    current: Example | None = None
+    continuing = False
+    for number, line in enumerate(markdown.splitlines(), start=1):
+        fence = line.strip()
+        if not in_block:
+            in_block = fence == "```console"
+            continue
+        if fence.startswith("```"):
+            in_block = False
+            current = None
+            continue
+        if continuing and current is not None:
+            command = current.command + "\n" + line
+            current = current._replace(command=command)
+            examples[-1] = current
+            continuing = line.endswith("\\")
+        elif line.startswith("$ "):
+            current = Example(number, line[2:], [])
+            examples.append(current)
+            continuing = line.endswith("\\")
+        elif current is not None:
+            current.expected.append(line)
+    for example in examples:
+        while example.expected and not example.expected[-1]:
+            example.expected.pop()
+    return examples
+
+
+def covered_elsewhere(command: str) -> str | None:
+    for prefix, test_module in COVERED_ELSEWHERE.items():
+        if command.startswith(prefix):
+            return test_module
+    return None
+
+
+def output_matches(expected: list[str], actual: list[str]) -> bool:
+    if not expected:
+        return not actual
+    head, rest = expected[0], expected[1:]
+    if head == "...":
+        return any(output_matches(rest, actual[i:]) for i in range(len(actual) + 1))
+    return bool(actual) and actual[0] == head and output_matches(rest, actual[1:])
+
+
+EXAMPLES = console_examples(README.read_text(encoding="utf-8"))
+RUN = [e for e in EXAMPLES if covered_elsewhere(e.command) is None]
+
+
+def _tree_digest(*folders: Path) -> str:
+    digest = hashlib.sha256()
+    for folder in folders:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                digest.update(str(path.relative_to(ROOT)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    before = _tree_digest(ROOT / "examples", ROOT / "skills")
+    home = tmp_path_factory.mktemp("readme")
+    yield home / "billing-api"
+    assert _tree_digest(ROOT / "examples", ROOT / "skills") == before, (
+        "a README example wrote into the repository"
+    )
+
+
+def _env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_")}
+    bin_dir = Path(sys.executable).parent
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
+    env["NO_COLOR"] = "1"
+    env["PYTHONUNBUFFERED"] = "1"
+    # Hooks and doctor use the cache dir; keep it out of the real one.
+    env["XDG_CACHE_HOME"] = str(home / "cache")
+    return env
+
+
+def test_readme_has_console_examples() -> None:
+    assert len(RUN) >= 8, [e.command for e in EXAMPLES]
+
+
+def test_readme_states_exactly_two_commands_first() -> None:
+    assert [e.command for e in EXAMPLES[:2]] == [DEMO_COMMAND, TEST_COMMAND]
+    text = README.read_text(encoding="utf-8")
+    assert text.count(f"$ {DEMO_COMMAND}\n") == 1
+    assert text.count(f"$ {TEST_COMMAND}\n") == 1
+
+
+def test_every_covered_elsewhere_entry_is_used_and_its_test_exists() -> None:
+    for prefix, test_module in COVERED_ELSEWHERE.items():
+        assert (ROOT / test_module).is_file(), test_module
+        # A stale entry could hide a README command that nobody runs any more.
+        assert any(e.command.startswith(prefix) for e in EXAMPLES), prefix
+
+
+def test_examples_write_only_under_scratch() -> None:
+    for example in RUN:
+        for match in re.finditer(r"(?<![\w.-])/tmp/[\w.-]+", example.command):
+            assert match.group(0) == SCRATCH, (example.line, example.command)
+
+
+@pytest.mark.parametrize("example", RUN, ids=[f"README.md:{e.line}" for e in RUN])
+def test_readme_command(example: Example, scratch: Path) -> None:
+    command = example.command.replace(SCRATCH, str(scratch))
+    result = subprocess.run(
+        ["bash", "-c", "set -o pipefail\n" + command],
+        cwd=ROOT,
+        env=_env(scratch.parent),
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert result.returncode == 0, f"README.md:{example.line}: {example.command}\n{result.stderr}"
+    actual = result.stdout.replace(str(scratch), SCRATCH).rstrip("\n").split("\n")
+    if actual == [""]:
+        actual = []
+    if example.expected:
+        assert output_matches(example.expected, actual), (
+            f"README.md:{example.line}: {example.command}\n"
+            + "expected:\n"
+            + "\n".join(example.expected)
+            + "\nactual:\n"
+            + "\n".join(actual)
+        )
+
+
+# --- the parser itself -------------------------------------------------------------------------
+
+
+def test_console_examples_parsing() -> None:
+    markdown = (
+        "text\n```console\n$ echo a \\\n  b\na b\n\n$ true\n```\n"
+        "```text\n$ not a command\n```\n```console\n$ printf 'x\\n\\n'\nx\n\n```\n"
+    )
+    assert console_examples(markdown) == [
+        Example(3, "echo a \\\n  b", ["a b"]),
+        Example(7, "true", []),
+        Example(13, "printf 'x\\n\\n'", ["x"]),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("expected", "actual", "matches"),
+    [
+        ([], [], True),
+        (["a"], ["a"], True),
+        (["a"], ["b"], False),
+        (["a"], ["a", "b"], False),
+        (["a", "...", "d"], ["a", "b", "c", "d"], True),
+        (["a", "...", "d"], ["a", "d"], True),
+        (["a", "...", "d"], ["a", "b"], False),
+        (["..."], [], True),
+    ],
+)
+def test_output_matches(expected: list[str], actual: list[str], matches: bool) -> None:
+    assert output_matches(expected, actual) is matches
+
+
+# --- the first command, as a newcomer runs it --------------------------------------------------
+
+RESUME = re.compile(
+    r"^Resuming `billing-api` \(last touched \d+ (minute|hour|day)s? ago, "
+    r"status: in-progress at CP-S2\)$",
+    re.MULTILINE,
+)
+
+
+def _check_demo_output(stdout: str) -> None:
+    permanent, _, session = stdout.partition("\n\n[session-memory | trust:file]\n")
+    assert permanent.startswith("[permanent-memory | trust:file]\n"), stdout
+    assert "Epic FEAT-013 (Dunning and card retries):" in permanent
+    assert "(>90d may be outdated) Epic FEAT-002 (Invoice PDF rendering):" in permanent
+    # The demo's memory needs degrading at the default budget; the block says so last.
+    assert permanent.splitlines()[-1].startswith("(trimmed for the token budget"), permanent
+    assert "Never change an invoice" not in stdout  # manual_overrides.md is never loaded
+    assert RESUME.match(session), session
+    assert "project-name: billing-api\n" in session
+    assert "legacy-billing-api" not in session
+
+
+@pytest.mark.parametrize("now", ["2026-11-29T12:00:00Z", "2036-01-01T00:00:00Z"])
+def test_demo_memory_degrades_to_l2_at_the_default_budget(now: str) -> None:
+    # Over the target at every level, and L2 within the hard cap both today and once every
+    # epic is flagged stale (the demo runs with the real clock).
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(LOADER),
+            "load",
+            "--project-dir",
+            str(DEMO),
+            "--now",
+            now,
+            "--format",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=True,
+    )
+    report = json.loads(result.stdout)
+    levels = {name: level["tokens"] for name, level in report["levels"].items()}
+    assert report["level"] == "L2", levels
+    assert min(levels[name] for name in ("L0", "L1", "L2", "L3")) > 120, levels
+    assert levels["L2"] <= 200, levels
+
+
+def test_first_command_shows_both_blocks() -> None:
+    assert EXAMPLES[0].command == DEMO_COMMAND
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_")}
+    result = subprocess.run(
+        ["bash", "-c", DEMO_COMMAND],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=600,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr, result.stderr
+    _check_demo_output(result.stdout)
+
+
+def _fresh_machine_env(home: Path) -> dict[str, str]:
+    # Only python3 (the base interpreter, not this venv) and the system tools on PATH; keep what
+    # reaching PyPI through this network needs (proxy, CA bundle), nothing from the user's HOME.
+    base_bin = Path(sys.base_prefix) / ("Scripts" if os.name == "nt" else "bin")
+    env = {
+        "HOME": str(home),
+        "PATH": os.pathsep.join([str(base_bin), "/usr/bin", "/bin"]),
+        "LANG": "C.UTF-8",
+    }
+    for key, value in os.environ.items():
+        upper = key.upper()
+        if upper.endswith("_PROXY") or upper in {
+            "PIP_CERT",
+            "PIP_INDEX_URL",
+            "PIP_EXTRA_INDEX_URL",
+            "PIP_DEFAULT_TIMEOUT",
+            "SSL_CERT_FILE",
+            "SSL_CERT_DIR",
+            "REQUESTS_CA_BUNDLE",
+            "TMPDIR",
+        }:
+            env[key] = value
+    return env
+
+
+@pytest.mark.slow
+def test_fresh_clone_in_an_empty_home(tmp_path: Path) -> None:
+    git = shutil.which("git")
+    if git is None:
+        pytest.skip("git not found")
+    clone = tmp_path / "project-memory"
+    subprocess.run(
+        [git, "clone", "--quiet", "--no-hardlinks", str(ROOT), str(clone)], check=True, timeout=120
+    )
+    home = tmp_path / "home"
+    home.mkdir()
+    result = subprocess.run(
+        ["bash", "-c", DEMO_COMMAND],
+        cwd=clone,
+        env=_fresh_machine_env(home),
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=900,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    _check_demo_output(result.stdout)
+    assert (clone / ".venv").is_dir()
+    # Nothing written into the clone but the (ignored) venv and build metadata.
+    status = subprocess.run(
+        [git, "status", "--porcelain"], cwd=clone, capture_output=True, text=True, check=True
+    )
+    assert status.stdout == ""
