@@ -89,6 +89,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
 def _run(cmd: Sequence[str | Path], cwd: Path) -> tuple[int, str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_")}
     env["NO_COLOR"] = "1"
+    env["XDG_CACHE_HOME"] = str(cwd / "cache")  # doctor probes the cache dir
     result = subprocess.run(
         [str(c) for c in cmd],
         cwd=cwd,
@@ -120,6 +121,11 @@ CASES = [
         LOADER_DIR / "permanent_memory.py",
         ["inspect", "--project-dir", str(DEMO), "--now", NOW],
     ),
+    (
+        "permanent-memory",
+        LOADER_DIR / "permanent_memory.py",
+        ["doctor", "--project-dir", str(DEMO)],
+    ),
     # Expected error: same message, same exit code.
     ("permanent-memory", LOADER_DIR / "permanent_memory.py", ["load", "--target", "many"]),
     ("ski-memory", MANAGER_DIR / "memory_manager.py", ["--help"]),
@@ -146,6 +152,11 @@ CASES = [
         "ski-memory",
         MANAGER_DIR / "memory_manager.py",
         ["load-last", "--memory-dir", str(DEMO / "missing"), "--project-name", "billing-api"],
+    ),
+    (
+        "ski-memory",
+        MANAGER_DIR / "memory_manager.py",
+        ["doctor", "--memory-dir", str(DEMO / "memory")],
     ),
 ]
 
