@@ -1,0 +1,294 @@
+# The command line of permanent_memory.py other than `hook`: load (the default), inspect,
+# doctor, and the writing commands (add, archive, check) when permanent_memory_write.py is
+# present beside this file.
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
+    from pm_load import CERTAIN_SKIP_BYTES, Summary, summarise
+    from pm_parse import parse_iso_datetime
+    from pm_render import Budget
+    from pm_report import Context, explain_text, inspect_text, summary_json
+    from pm_tokens import Tokenizer
+else:  # installed as a package
+    from .pm_load import CERTAIN_SKIP_BYTES, Summary, summarise
+    from .pm_parse import parse_iso_datetime
+    from .pm_render import Budget
+    from .pm_report import Context, explain_text, inspect_text, summary_json
+    from .pm_tokens import Tokenizer
+
+PROG = "permanent_memory.py"
+MEMORY_FILE = Path(".claude") / "memory" / "permanent_memory.md"
+MIN_HARD_CAP = 40
+# Commands provided by a sibling module, imported only when asked for. The module's
+# main(argv) receives the whole argument list, the command name first.
+WRITE_MODULE = "permanent_memory_write"
+WRITE_COMMANDS = ("add", "archive", "check")
+COMMANDS = ("load", "hook", "inspect", "doctor", *WRITE_COMMANDS)
+_HERE = Path(__file__).resolve().parent
+
+
+class LoadError(Exception):
+    """An expected failure with a one-line message for the user."""
+
+
+def _positive(minimum: int) -> Callable[[str], int]:
+    def parse(value: str) -> int:
+        try:
+            number = int(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from None
+        if number < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {number}")
+        return number
+
+    return parse
+
+
+def _timestamp(value: str) -> datetime:
+    parsed = parse_iso_datetime(value)
+    if parsed is None:
+        raise argparse.ArgumentTypeError(f"not an ISO 8601 date or date-time: {value!r}")
+    return parsed
+
+
+def _write_available() -> bool:
+    return (_HERE / f"{WRITE_MODULE}.py").exists()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    commands = "load (default), hook, inspect, doctor"
+    if _write_available():
+        commands += ", " + ", ".join(WRITE_COMMANDS)
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Print the budgeted permanent-memory block of a project: one line per "
+        "epic of .claude/memory/permanent_memory.md, stamped [permanent-memory | trust:file].",
+        epilog=f"commands: {commands}. `hook` reads Claude Code hook JSON on stdin.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    def file_options(command: argparse.ArgumentParser) -> None:
+        command.add_argument(
+            "--project-dir",
+            help="project root (default: $CLAUDE_PROJECT_DIR, else the current directory)",
+        )
+        command.add_argument(
+            "--file",
+            help="permanent memory file, or - for stdin "
+            "(default: PROJECT/.claude/memory/permanent_memory.md)",
+        )
+        command.add_argument(
+            "--target",
+            type=_positive(1),
+            default=120,
+            metavar="N",
+            help="token target of the block (default 120)",
+        )
+        command.add_argument(
+            "--hard-cap",
+            type=_positive(MIN_HARD_CAP),
+            default=200,
+            metavar="N",
+            help="tokens the block never exceeds (default 200)",
+        )
+        command.add_argument(
+            "--stale-days",
+            type=_positive(1),
+            default=90,
+            metavar="N",
+            help="epics completed more than N days ago are flagged (default 90)",
+        )
+        command.add_argument(
+            "--now",
+            type=_timestamp,
+            metavar="ISO8601",
+            help="the time to judge staleness by (default: now, UTC)",
+        )
+        command.add_argument(
+            "--tokenizer",
+            choices=("auto", "estimate"),
+            default="auto",
+            help="auto: exact cl100k_base counts when available (default); "
+            "estimate: the conservative byte estimate",
+        )
+        command.add_argument("--format", choices=("text", "json"), default="text")
+
+    load = sub.add_parser(
+        "load",
+        help="print the block (the default command)",
+        description="Print the permanent-memory block.",
+    )
+    file_options(load)
+    load.add_argument(
+        "--explain",
+        action="store_true",
+        help="also print, on stderr, the tokens per level and why a level was chosen",
+    )
+    sub.add_parser("hook", help="Claude Code SessionStart / UserPromptSubmit hook (stdin: JSON)")
+    inspect = sub.add_parser(
+        "inspect",
+        help="show each epic, the tokens per level and which level is chosen",
+        description="Show why the block looks as it does: each epic (ID, intent, completed, age, "
+        "stale, tokens) and each level's tokens, the chosen level and why.",
+    )
+    file_options(inspect)
+    doctor = sub.add_parser(
+        "doctor",
+        help="check Python, tiktoken, the offline encoding, the cache dir and the memory file",
+        description="Check what the loader needs; one line per check.",
+    )
+    doctor.add_argument(
+        "--project-dir",
+        help="project root (default: $CLAUDE_PROJECT_DIR, else the current directory)",
+    )
+    doctor.add_argument("--format", choices=("text", "json"), default="text")
+    return parser
+
+
+def project_dir(explicit: str | None) -> Path:
+    if explicit:
+        return Path(explicit)
+    return Path(os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd())
+
+
+def read_memory(args: argparse.Namespace) -> tuple[str, bytes | None, int] | None:
+    """(path shown, bytes or None when too large to read, size); None: no file, say nothing."""
+    if args.file == "-":
+        data = sys.stdin.buffer.read()
+        return "-", data, len(data)
+    explicit = args.file is not None
+    path = Path(args.file) if explicit else project_dir(args.project_dir) / MEMORY_FILE
+    if path.name == "manual_overrides.md":
+        raise LoadError(f"{path}: manual_overrides.md is user-curated and never loaded")
+    try:
+        with open(path, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            data = handle.read(CERTAIN_SKIP_BYTES + 1) if size <= CERTAIN_SKIP_BYTES else None
+    except (FileNotFoundError, NotADirectoryError):
+        if explicit:
+            raise LoadError(f"permanent memory file not found: {path}") from None
+        return None
+    except OSError as exc:
+        raise LoadError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if data is not None and len(data) > CERTAIN_SKIP_BYTES:
+        size, data = len(data), None
+    return str(path), data, size
+
+
+def _summarise(args: argparse.Namespace) -> tuple[Summary, Context, Tokenizer] | None:
+    found = read_memory(args)
+    if found is None:
+        return None
+    path, data, size = found
+    tokenizer = Tokenizer(allow_exact=args.tokenizer == "auto")
+    now = args.now or datetime.now(timezone.utc)
+    budget = Budget(target=args.target, hard_cap=args.hard_cap, stale_days=args.stale_days)
+    summary = summarise(data, size, budget, tokenizer, now)
+    context = Context(path, tokenizer.name, _tokenizer_detail(tokenizer), now)
+    return summary, context, tokenizer
+
+
+def _tokenizer_detail(tokenizer: Tokenizer) -> str:
+    tokenizer.ensure_loaded()
+    if tokenizer.exact:
+        return f"{tokenizer.engine}, {tokenizer.source}"
+    return f"UTF-8 bytes, never fewer than the real count; {tokenizer.problem}"
+
+
+def cmd_load(args: argparse.Namespace) -> int:
+    result = _summarise(args)
+    if result is None:
+        return 0
+    summary, context, tokenizer = result
+    if args.format == "json":
+        data = summary_json(summary, context, tokenizer.count)
+        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(summary.block.text)
+    if args.explain:
+        sys.stderr.write(explain_text(summary, context, tokenizer.count))
+    return 0
+
+
+def _colour(stream: object) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return "NO_COLOR" not in os.environ and callable(isatty) and bool(isatty())
+
+
+def cmd_inspect(args: argparse.Namespace) -> int:
+    result = _summarise(args)
+    if result is None:
+        path = args.file or project_dir(args.project_dir) / MEMORY_FILE
+        sys.stdout.write(f"no permanent memory file at {path}\n")
+        return 0
+    summary, context, tokenizer = result
+    if args.format == "json":
+        data = summary_json(summary, context, tokenizer.count)
+        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        return 0
+
+    def bold(line: str) -> str:
+        return f"\x1b[1m{line}\x1b[0m"
+
+    mark = bold if _colour(sys.stdout) else str
+    sys.stdout.write(inspect_text(summary, context, tokenizer.count, mark))
+    return 0
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    if TYPE_CHECKING or not __package__:
+        import pm_doctor
+    else:
+        from . import pm_doctor
+    return pm_doctor.run(project_dir(args.project_dir), args.format)
+
+
+def run_write_command(argv: Sequence[str]) -> int:
+    if not _write_available():
+        sys.stderr.write(
+            f"{PROG}: {argv[0]}: not available in this copy of the skill "
+            f"({WRITE_MODULE}.py is missing)\n"
+        )
+        return 2
+    name = f"{__package__}.{WRITE_MODULE}" if __package__ else WRITE_MODULE
+    module = importlib.import_module(name)
+    result: int = module.main(list(argv))
+    return result
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list and args_list[0] in WRITE_COMMANDS:
+        return run_write_command(args_list)
+    if args_list[:1] == ["hook"]:
+        if TYPE_CHECKING or not __package__:
+            import permanent_memory
+        else:
+            from . import permanent_memory
+        return permanent_memory.hook()
+    if not args_list or (args_list[0] not in COMMANDS and args_list[0] not in ("-h", "--help")):
+        args_list.insert(0, "load")
+    args = build_parser().parse_args(args_list)
+    try:
+        if args.command == "inspect":
+            return cmd_inspect(args)
+        if args.command == "doctor":
+            return cmd_doctor(args)
+        return cmd_load(args)
+    except LoadError as exc:
+        sys.stderr.write(f"error: {exc}\n")
+        return 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,74 @@
+# From the file's bytes to the block: decode, decide the 8000-token skip (counting only as far
+# as the decision needs), parse, render. Shared by `load`, `inspect` and the hook's cache miss.
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
+    from pm_parse import Epic, normalise_text, parse_permanent
+    from pm_render import SKIP_TOKENS, Block, Budget, render_block, render_skipped
+    from pm_tokens import ESTIMATE_BYTES_PER_TOKEN, MAX_TOKEN_BYTES, Tokenizer, count_up_to
+else:  # installed as a package
+    from .pm_parse import Epic, normalise_text, parse_permanent
+    from .pm_render import SKIP_TOKENS, Block, Budget, render_block, render_skipped
+    from .pm_tokens import ESTIMATE_BYTES_PER_TOKEN, MAX_TOKEN_BYTES, Tokenizer, count_up_to
+
+# More bytes than this (after decoding) means more than SKIP_TOKENS tokens, with no counting.
+CERTAIN_SKIP_BYTES = SKIP_TOKENS * MAX_TOKEN_BYTES + 3
+
+
+class Summary(NamedTuple):
+    block: Block
+    epics: list[Epic]
+    size: int  # bytes of the file
+    skipped: bool
+    file_tokens: int | None  # tokens of the whole file when counted (None: not needed)
+    budget: Budget  # as applied (the estimate widens the Epic-line limit to bytes)
+
+
+def decode(data: bytes) -> str:
+    return normalise_text(data.decode("utf-8", "replace"))
+
+
+def line_budget(budget: Budget, tokenizer: Tokenizer) -> Budget:
+    """The estimate counts bytes, so the per-Epic-line limit is read as about that many
+    tokens' worth of bytes; the block's hard cap stays a hard cap in bytes."""
+    if tokenizer.exact:
+        return budget
+    return budget._replace(epic_line_tokens=budget.epic_line_tokens * ESTIMATE_BYTES_PER_TOKEN)
+
+
+def summarise(
+    data: bytes | None, size: int, budget: Budget, tokenizer: Tokenizer, now: datetime
+) -> Summary:
+    """data is None when the file was too large to be worth reading (size > CERTAIN_SKIP_BYTES)."""
+    if data is None or size > CERTAIN_SKIP_BYTES:
+        block = render_skipped(size, budget, tokenizer.count)
+        return Summary(block, [], size, True, None, budget)
+    text = decode(data)
+    encoded = len(text.encode("utf-8", "surrogatepass"))
+    file_tokens: int | None = None
+    if encoded <= SKIP_TOKENS:
+        skipped = False  # a token is at least one byte
+    elif encoded > CERTAIN_SKIP_BYTES:
+        skipped = True
+    elif tokenizer.exact:
+        file_tokens = count_up_to(text, SKIP_TOKENS, tokenizer.count)
+        skipped = file_tokens > SKIP_TOKENS
+    else:
+        skipped = encoded > SKIP_TOKENS * ESTIMATE_BYTES_PER_TOKEN
+    if skipped:
+        block = render_skipped(size, budget, tokenizer.count, estimated=not tokenizer.exact)
+        return Summary(block, [], size, True, file_tokens, budget)
+    epics = parse_permanent(text)
+    applied = line_budget(budget, tokenizer) if epics else budget
+    block = render_block(epics, applied, tokenizer.count, now)
+    return Summary(block, epics, size, False, file_tokens, applied)
+
+
+def hook_block(data: bytes | None, size: int, target: int, hard_cap: int, stale_days: int) -> str:
+    """The hook's cache miss: the block for these options, now."""
+    budget = Budget(target=target, hard_cap=hard_cap, stale_days=stale_days)
+    summary = summarise(data, size, budget, Tokenizer(), datetime.now(timezone.utc))
+    return summary.block.text

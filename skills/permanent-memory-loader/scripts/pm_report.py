@@ -1,0 +1,181 @@
+# What `load --format json`, `load --explain` and `inspect` show about a summary: tokens per
+# level, what each level leaves out, the chosen level and why, and each epic's figures. Pure.
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
+    from pm_load import Summary
+    from pm_parse import LABELS, Epic, age_days, is_stale
+    from pm_render import (
+        LEVEL_DROPS,
+        LEVELS,
+        SKIP_TOKENS,
+        epic_line,
+        ids_text,
+        safe_text,
+        sub_lines,
+    )
+else:  # installed as a package
+    from .pm_load import Summary
+    from .pm_parse import LABELS, Epic, age_days, is_stale
+    from .pm_render import (
+        LEVEL_DROPS,
+        LEVELS,
+        SKIP_TOKENS,
+        epic_line,
+        ids_text,
+        safe_text,
+        sub_lines,
+    )
+
+Counter = Callable[[str], int]
+
+
+class Context(NamedTuple):
+    path: str  # the file read ("-" for stdin)
+    tokenizer: str  # "cl100k_base" or "estimate"
+    tokenizer_detail: str  # engine and source, or why the estimate is used
+    now: datetime
+
+
+def level_tokens(summary: Summary, count: Counter) -> dict[str, int]:
+    """Tokens of every level's block (counted here even where the choice did not need it)."""
+    if summary.skipped or not summary.epics:
+        return {}
+    texts = dict(summary.block.levels)
+    if "IDS" not in texts:
+        texts["IDS"] = ids_text(summary.epics, summary.budget, count)
+    return {level: summary.block.tokens.get(level) or count(texts[level]) for level in LEVELS}
+
+
+def epic_rows(summary: Summary, context: Context, count: Counter) -> list[dict[str, Any]]:
+    rows = []
+    budget = summary.budget
+    for epic in summary.epics:
+        lines = [epic_line(epic, context.now, budget, count), *sub_lines(epic, LABELS)]
+        age = age_days(epic, context.now)
+        rows.append(
+            {
+                "id": safe_text(epic.epic_id),
+                "intent": safe_text(epic.intent),
+                "completed": safe_text(epic.completed) if epic.completed else None,
+                "age_days": None if age is None else int(age // 1),
+                "stale": is_stale(epic, context.now, budget.stale_days),
+                "schema": epic.schema,
+                "tokens": count("\n".join(lines) + "\n"),
+                "lines": {label: _first(epic, label) for label in LABELS if _first(epic, label)},
+            }
+        )
+    return rows
+
+
+def _first(epic: Epic, label: str) -> str:
+    lines = sub_lines(epic, (label,))
+    return lines[0].split(": ", 1)[1] if lines else ""
+
+
+def summary_json(summary: Summary, context: Context, count: Counter) -> dict[str, Any]:
+    budget = summary.budget
+    tokens = level_tokens(summary, count)
+    return {
+        "file": context.path,
+        "size_bytes": summary.size,
+        "tokenizer": context.tokenizer,
+        "tokenizer_detail": context.tokenizer_detail,
+        "budget": {
+            "target": budget.target,
+            "hard_cap": budget.hard_cap,
+            "stale_days": budget.stale_days,
+            "epic_line_tokens": budget.epic_line_tokens,
+        },
+        "skipped": summary.skipped,
+        "file_tokens": summary.file_tokens,
+        "level": summary.block.level,
+        "reason": summary.block.reason,
+        "levels": {
+            level: {"tokens": tokens[level], "drops": LEVEL_DROPS[level]} for level in tokens
+        },
+        "block_tokens": count(summary.block.text) if summary.block.text else 0,
+        "epics": epic_rows(summary, context, count),
+        "block": summary.block.text,
+    }
+
+
+def _table(rows: Sequence[Sequence[str]], right: Sequence[int] = ()) -> list[str]:
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    lines = []
+    for row in rows:
+        cells = [
+            cell.rjust(widths[i]) if i in right else cell.ljust(widths[i])
+            for i, cell in enumerate(row)
+        ]
+        lines.append("  ".join(cells).rstrip())
+    return lines
+
+
+def header_lines(summary: Summary, context: Context) -> list[str]:
+    budget = summary.budget
+    epics = f"{len(summary.epics)} epic" + ("" if len(summary.epics) == 1 else "s")
+    what = "skipped" if summary.skipped else epics
+    return [
+        f"file: {context.path} ({summary.size:,} bytes, {what})",
+        f"tokenizer: {context.tokenizer} ({context.tokenizer_detail})",
+        f"budget: target {budget.target}, hard cap {budget.hard_cap} tokens; "
+        f"Epic lines within {budget.epic_line_tokens}; stale after {budget.stale_days} days",
+    ]
+
+
+def level_lines(summary: Summary, count: Counter, mark: Callable[[str], str] = str) -> list[str]:
+    """The levels table, the chosen row marked, then the reason."""
+    if summary.skipped:
+        counted = "" if summary.file_tokens is None else f" ({summary.file_tokens:,} counted)"
+        return [
+            f"chosen: skipped, file over {SKIP_TOKENS} tokens{counted}; "
+            "archive old epics: permanent_memory.py archive"
+        ]
+    if not summary.epics:
+        return ["chosen: nothing to show (no `## Epic:` sections)"]
+    tokens = level_tokens(summary, count)
+    rows = [["level", "tokens", "leaves out", ""]]
+    for level in LEVELS:
+        chosen = "<- chosen" if level == summary.block.level else ""
+        rows.append([level, str(tokens[level]), LEVEL_DROPS[level], chosen])
+    lines = _table(rows, right=(1,))
+    out = [lines[0]]
+    for level, line in zip(LEVELS, lines[1:]):
+        out.append(mark(line) if level == summary.block.level else line)
+    out.append(f"chosen: {summary.block.level}, {summary.block.reason}")
+    return out
+
+
+def explain_text(summary: Summary, context: Context, count: Counter) -> str:
+    return "\n".join([*header_lines(summary, context), *level_lines(summary, count)]) + "\n"
+
+
+def inspect_text(
+    summary: Summary, context: Context, count: Counter, mark: Callable[[str], str] = str
+) -> str:
+    lines = header_lines(summary, context)
+    if summary.epics:
+        rows = [["epic", "intent", "completed", "age (days)", "stale", "tokens"]]
+        for row in epic_rows(summary, context, count):
+            completed = row["completed"] or "-"
+            if len(completed) > 20:
+                completed = completed[:19] + "\u2026"
+            intent = row["intent"] if len(row["intent"]) <= 40 else row["intent"][:39] + "\u2026"
+            rows.append(
+                [
+                    row["id"][:40] or "?",
+                    " ".join(intent.split()),
+                    completed,
+                    "-" if row["age_days"] is None else str(row["age_days"]),
+                    "yes" if row["stale"] else "no",
+                    str(row["tokens"]),
+                ]
+            )
+        lines += ["", *_table(rows, right=(3, 5))]
+    lines += ["", *level_lines(summary, count, mark)]
+    return "\n".join(lines) + "\n"
