@@ -66,6 +66,23 @@ def got(value: object) -> str:
     return shown if len(shown) <= 60 else shown[:57] + "..."
 
 
+def json_type(value: object) -> str:
+    """The JSON name of a value's type, for error messages."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
 # --- names and times ---------------------------------------------------------------------------
 
 
@@ -76,7 +93,7 @@ def is_project_name(name: str) -> bool:
 def validate_project_name(value: object) -> str:
     """The project name, checked before it goes anywhere near a path."""
     if not isinstance(value, str):
-        raise InvalidField(f"project_name must be a string (got {type(value).__name__})")
+        raise InvalidField(f"project_name must be a string (got {json_type(value)})")
     if not is_project_name(value):
         raise InvalidField(f"project_name must be {PROJECT_FORM} (got {got(value)})")
     return value

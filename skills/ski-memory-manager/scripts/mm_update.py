@@ -16,6 +16,7 @@ if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
         Snapshot,
         got,
         iso_utc,
+        json_type,
         session_datetime,
         step_order,
         validate_project_name,
@@ -29,6 +30,7 @@ else:  # installed as a package
         Snapshot,
         got,
         iso_utc,
+        json_type,
         session_datetime,
         step_order,
         validate_project_name,
@@ -92,25 +94,9 @@ def normalise_text(text: str) -> str:
     return "\n".join(lines)
 
 
-def _json_type(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, (list, tuple)):
-        return "array"
-    if isinstance(value, dict):
-        return "object"
-    return type(value).__name__
-
-
 def _string(name: str, value: object) -> str:
     if not isinstance(value, str):
-        raise InvalidField(f"{name} must be a string (got {_json_type(value)})")
+        raise InvalidField(f"{name} must be a string (got {json_type(value)})")
     return value
 
 
@@ -146,7 +132,7 @@ def _decision(name: str, value: object) -> Decision:
     if not isinstance(value, dict):
         raise InvalidField(
             f'{name} must be an object like {{"option": "A", "note": "..."}} '
-            f"(got {_json_type(value)})"
+            f"(got {json_type(value)})"
         )
     unknown = [key for key in value if key not in ("option", "note", "regenerated_count")]
     if unknown:
@@ -169,7 +155,7 @@ def _decision(name: str, value: object) -> Decision:
 
 def _string_list(name: str, value: object, item: Any) -> tuple[str, ...]:
     if not isinstance(value, list):
-        raise InvalidField(f"{name} must be an array of strings (got {_json_type(value)})")
+        raise InvalidField(f"{name} must be an array of strings (got {json_type(value)})")
     return tuple(item(f"{name}[{i}]", v) for i, v in enumerate(value))
 
 
@@ -202,7 +188,7 @@ def parse_input(data: Mapping[str, object]) -> Update:
         if not isinstance(raw, dict):
             raise InvalidField(
                 'checkpoint_decisions must be an object like {"CP-S0": {"option": "A"}} '
-                f"(got {_json_type(raw)})"
+                f"(got {json_type(raw)})"
             )
         decisions = {}
         for cp, value in raw.items():
@@ -222,7 +208,7 @@ def parse_input(data: Mapping[str, object]) -> Update:
         if not isinstance(raw, dict):
             raise InvalidField(
                 'steps_completed must be an object like {"S0": "what was done"} '
-                f"(got {_json_type(raw)})"
+                f"(got {json_type(raw)})"
             )
         steps = {}
         for step, text in raw.items():
