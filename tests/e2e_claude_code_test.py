@@ -211,7 +211,7 @@ def resume_block(project: Path, env: Mapping[str, str], data_dir: Path) -> str:
     hook_env = {**env, "CLAUDE_PROJECT_DIR": str(project), "CLAUDE_PLUGIN_DATA": str(data_dir)}
     block = run_script(MANAGER, ["hook"], hook_env, stdin=json.dumps(hook_input))
     assert block.startswith("[session-memory | trust:file]\n"), block
-    assert re.search(r"^Resuming `[^`]+` \(last touched ", block, re.MULTILINE), block
+    assert re.search(r"Resuming `[^`]+` \(last touched ", block), block
     return block.strip()
 
 
@@ -258,7 +258,11 @@ def test_validate_strict(claude_bin: Path, api: FakeAnthropic, tmp_path: Path) -
         ("SessionStart", 'permanent_memory.py" hook'),
         ("UserPromptSubmit", 'permanent_memory.py" hook'),
     ]
-    assert plugin_report["hosts"]["declared"]["plugin"] is True
+    assert sorted(plugin_report["provides"]["skills"]) == [
+        "project-memory:permanent-memory-loader",
+        "project-memory:ski-memory-manager",
+    ]
+    assert plugin_report["hosts"]["declared"]["plugin"] is True  # network.hosts: [] counts
 
 
 def test_installed_plugin_puts_blocks_in_front_of_the_model(
