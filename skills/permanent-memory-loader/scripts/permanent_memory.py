@@ -231,6 +231,7 @@ def hook_output() -> str:
         int_option("HARD_CAP", 200, 40),
         int_option("STALE_DAYS", 90, 1),
     )
+    each_turn = every_turn()
     content = digest(data) if data is not None else f"size {size}"
     today = time.strftime("%Y-%m-%d", time.gmtime())
     key = digest(f"{__version__}|{code_stamp()}|{today}|{options}|{content}".encode())
@@ -252,7 +253,7 @@ def hook_output() -> str:
     state = session_file(folder, session_id)
     sent = digest(block.encode("utf-8"))
     if read_small(state) == sent.encode():
-        if payload.get("hook_event_name") == "UserPromptSubmit" and not every_turn():
+        if payload.get("hook_event_name") == "UserPromptSubmit" and not each_turn:
             return ""  # this session already has this block
         return block
     if TYPE_CHECKING or not __package__:

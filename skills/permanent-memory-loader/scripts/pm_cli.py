@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
     from pm_load import CERTAIN_SKIP_BYTES, Summary, summarise
@@ -157,6 +157,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def project_dir(explicit: str | None) -> Path:
     if explicit:
+        if not Path(explicit).is_dir():
+            raise LoadError(f"project directory not found: {explicit}")
         return Path(explicit)
     return Path(os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd())
 
@@ -185,7 +187,23 @@ def read_memory(args: argparse.Namespace) -> tuple[str, bytes | None, int] | Non
     return str(path), data, size
 
 
-def _summarise(args: argparse.Namespace) -> tuple[Summary, Context, Tokenizer] | None:
+class Loaded(NamedTuple):
+    summary: Summary
+    tokenizer: Tokenizer
+    path: str
+    now: datetime
+
+    def context(self) -> Context:
+        tokenizer = self.tokenizer
+        tokenizer.ensure_loaded()  # may not have been needed for the block itself
+        if tokenizer.exact:
+            detail = f"{tokenizer.engine}, {tokenizer.source}"
+        else:
+            detail = f"UTF-8 bytes, never fewer than the real count; {tokenizer.problem}"
+        return Context(self.path, tokenizer.name, detail, self.now)
+
+
+def load_summary(args: argparse.Namespace) -> Loaded | None:
     found = read_memory(args)
     if found is None:
         return None
@@ -193,30 +211,24 @@ def _summarise(args: argparse.Namespace) -> tuple[Summary, Context, Tokenizer] |
     tokenizer = Tokenizer(allow_exact=args.tokenizer == "auto")
     now = args.now or datetime.now(timezone.utc)
     budget = Budget(target=args.target, hard_cap=args.hard_cap, stale_days=args.stale_days)
-    summary = summarise(data, size, budget, tokenizer, now)
-    context = Context(path, tokenizer.name, _tokenizer_detail(tokenizer), now)
-    return summary, context, tokenizer
+    return Loaded(summarise(data, size, budget, tokenizer, now), tokenizer, path, now)
 
 
-def _tokenizer_detail(tokenizer: Tokenizer) -> str:
-    tokenizer.ensure_loaded()
-    if tokenizer.exact:
-        return f"{tokenizer.engine}, {tokenizer.source}"
-    return f"UTF-8 bytes, never fewer than the real count; {tokenizer.problem}"
+def _json_text(loaded: Loaded) -> str:
+    data = summary_json(loaded.summary, loaded.context(), loaded.tokenizer.count)
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
 def cmd_load(args: argparse.Namespace) -> int:
-    result = _summarise(args)
-    if result is None:
+    loaded = load_summary(args)
+    if loaded is None:
         return 0
-    summary, context, tokenizer = result
     if args.format == "json":
-        data = summary_json(summary, context, tokenizer.count)
-        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(_json_text(loaded))
     else:
-        sys.stdout.write(summary.block.text)
+        sys.stdout.write(loaded.summary.block.text)
     if args.explain:
-        sys.stderr.write(explain_text(summary, context, tokenizer.count))
+        sys.stderr.write(explain_text(loaded.summary, loaded.context(), loaded.tokenizer.count))
     return 0
 
 
@@ -226,22 +238,20 @@ def _colour(stream: object) -> bool:
 
 
 def cmd_inspect(args: argparse.Namespace) -> int:
-    result = _summarise(args)
-    if result is None:
-        path = args.file or project_dir(args.project_dir) / MEMORY_FILE
+    loaded = load_summary(args)
+    if loaded is None:
+        path = project_dir(args.project_dir) / MEMORY_FILE
         sys.stdout.write(f"no permanent memory file at {path}\n")
         return 0
-    summary, context, tokenizer = result
     if args.format == "json":
-        data = summary_json(summary, context, tokenizer.count)
-        sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.write(_json_text(loaded))
         return 0
 
     def bold(line: str) -> str:
         return f"\x1b[1m{line}\x1b[0m"
 
     mark = bold if _colour(sys.stdout) else str
-    sys.stdout.write(inspect_text(summary, context, tokenizer.count, mark))
+    sys.stdout.write(inspect_text(loaded.summary, loaded.context(), loaded.tokenizer.count, mark))
     return 0
 
 

@@ -31,7 +31,7 @@ LEVEL_DROPS = {
     "L1": "tentative lines",
     "L2": "tentative and patterns lines",
     "L3": "all subsection lines",
-    "IDS": "intents and the oldest epics (newest IDs that fit)",
+    "IDS": "intents, and the oldest epics beyond the hard cap",
 }
 _KEEP = {
     "L0": LABELS,
