@@ -86,7 +86,7 @@ def test_sigkill_save_campaign(tmp_path: Path) -> None:
     committed_steps = {"S0": "R0-P0"}  # steps of saves that exited 0: must never be lost
     attempted = {"R0-P0"}  # every tag some save was asked to write
     created_b: dict[str, str] = {}  # session B timestamp -> tag of its (single) save
-    kills = rounds = 0
+    kills = rounds = kills_in_window = windows_seen = 0
     leftover_names: set[str] = set()
     load_last_checks = 0
     mm = module("memory_manager")
@@ -115,11 +115,30 @@ def test_sigkill_save_campaign(tmp_path: Path) -> None:
                                        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE),
                       tag_b, "S0", rng.uniform(0, scale)))
         t0 = time.monotonic()
-        for proc, tag, key, delay in sorted(procs, key=lambda p: p[3]):
-            time.sleep(max(0.0, t0 + delay - time.monotonic()))
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGKILL)
-                kills += 1
+        if rounds % 2:
+            # Random moments: each save killed at its own random delay.
+            for proc, tag, key, delay in sorted(procs, key=lambda p: p[3]):
+                time.sleep(max(0.0, t0 + delay - time.monotonic()))
+                if proc.poll() is None:
+                    proc.send_signal(signal.SIGKILL)
+                    kills += 1
+        else:
+            # Inside the write window: watch the directory and kill every save still running
+            # the moment any file that is not a snapshot (a temp file) shows up.
+            known = {p.name for p in memory.iterdir()}
+            while time.monotonic() - t0 < 10 and any(p[0].poll() is None for p in procs):
+                fresh = [e.name for e in os.scandir(memory)
+                         if e.name not in known and not SNAPSHOT_NAME.match(e.name)]
+                if fresh:
+                    hit = 0
+                    for proc, *_ in procs:
+                        if proc.poll() is None:
+                            proc.send_signal(signal.SIGKILL)
+                            kills += 1
+                            hit += 1
+                    kills_in_window += hit
+                    windows_seen += 1
+                    break
         for proc, tag, key, _ in procs:
             proc.wait(timeout=60)
             started += 1
@@ -136,7 +155,7 @@ def test_sigkill_save_campaign(tmp_path: Path) -> None:
             elif proc.returncode != -signal.SIGKILL:
                 raise AssertionError(f"save {tag} failed on its own: {proc.returncode} {err!r}")
 
-        if rounds % 5 == 0:
+        if rounds % 10 == 0:
             scale *= 1.25 if finished < started / 3 else 0.8
             finished = started = 0
 
@@ -182,8 +201,10 @@ def test_sigkill_save_campaign(tmp_path: Path) -> None:
     assert a["steps"][f"S{step}"] == "FINAL-P0"
     assert all(a["steps"].get(k) == v for k, v in committed_steps.items())
     report = {
-        "kills": kills, "rounds": rounds, "committed_updates": len(committed_steps),
-        "sessions_created": len(created_b), "leftover_non_snapshot_files": sorted(leftover_names),
+        "kills": kills, "kills_while_a_temp_file_existed": kills_in_window,
+        "write_windows_caught": windows_seen, "rounds": rounds, "committed_updates": len(committed_steps),
+        "sessions_created": len(created_b), "leftover_temp_files": len([n for n in leftover_names if not n.endswith(".lock")]),
+        "leftover_other_files": sorted(n for n in leftover_names if ".tmp-" not in n),
         "load_last_checks": load_last_checks, "save_seconds": round(window, 3),
         "final_kill_scale_seconds": round(scale, 3),
     }

@@ -113,17 +113,23 @@ def _permanent(text_at: dict[str, str]) -> str:
     )
 
 
-def _loader_outputs(tmp: Path, text: str) -> dict[str, Any]:
+def _loader_outputs(tmp: Path, text: str, which: str = "all") -> dict[str, Any]:
+    """Every loader output for this file ("all"), or the block and one hook ("block"), or the
+    block alone ("load")."""
     pm = module("permanent_memory")
     proj = tmp / "proj"
     (proj / ".claude" / "memory").mkdir(parents=True, exist_ok=True)
     (proj / ".claude" / "memory" / "permanent_memory.md").write_text(text, encoding="utf-8")
     outs = {
         "load": call_main(pm, ["load", "--project-dir", str(proj), "--now", "2026-06-01T00:00:00Z"]),
-        "json": call_main(pm, ["load", "--project-dir", str(proj), "--format", "json"]),
-        "explain": call_main(pm, ["load", "--project-dir", str(proj), "--explain"]),
     }
-    for i, event in enumerate(("UserPromptSubmit", "SessionStart")):
+    if which == "all":
+        outs["json"] = call_main(pm, ["load", "--project-dir", str(proj), "--format", "json"])
+    if which in ("all", "block"):
+        outs["explain"] = call_main(pm, ["load", "--project-dir", str(proj), "--explain"])
+    events = {"all": ("UserPromptSubmit", "SessionStart"), "block": ("UserPromptSubmit",),
+              "load": ()}[which]
+    for i, event in enumerate(events):
         payload = {"session_id": f"inj-{i}", "hook_event_name": event, "cwd": str(proj),
                    "prompt": "p", "source": "startup"}
         outs[event] = call_main(pm, ["hook"], stdin=json.dumps(payload).encode())
@@ -139,14 +145,12 @@ def test_loader_neutralises(name: str, tmp_path: Path, monkeypatch: pytest.Monke
     payload = HOSTILE[name]
     text = _permanent({"intent": f"a {payload} b", "decisions": f"x {payload} y",
                        "gotchas": f"- {payload}", "v2": payload})
-    outs = _loader_outputs(tmp_path, text)
+    outs = _loader_outputs(tmp_path, text, "block")
     block = outs["load"].out
     assert block.startswith(LOADER_STAMP + "\n")
     problems = block_problems(block, LOADER_STAMP)
     assert not problems, f"{problems}\n{block}"
-    for event in ("UserPromptSubmit", "SessionStart"):
-        assert outs[event].out == outs["UserPromptSubmit"].out
-        assert not block_problems(outs[event].out, LOADER_STAMP)
+    assert not block_problems(outs["UserPromptSubmit"].out, LOADER_STAMP)
     # The --explain table goes to a terminal: no escape sequences there either.
     assert "\x1b" not in outs["explain"].err and "\x9b" not in outs["explain"].err
     assert "EVIL OVERWRITE" not in block or "\r" not in block
@@ -180,7 +184,7 @@ def test_loader_redacts_before_cutting(tmp_path: Path, monkeypatch: pytest.Monke
     token = "ghp_" + "Q7w8E9r0T1y2U3i4O5p6A7s8D9f0G1h2J3k4"
     for offset in range(85, 125, 3):
         line = "x" * offset + " " + token + " tail"
-        outs = _loader_outputs(tmp_path / f"o{offset}", _permanent({"decisions": line}))
+        outs = _loader_outputs(tmp_path / f"o{offset}", _permanent({"decisions": line}), "load")
         block = outs["load"].out
         for i in range(0, len(token) - 11):
             assert token[i:i + 12] not in block, f"offset {offset}: {token[i:i + 12]!r} leaked"
