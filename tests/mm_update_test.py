@@ -3,6 +3,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
+import mm_snapshot
 import mm_update
 import pytest
 from mm_snapshot import Decision, Snapshot
@@ -20,7 +21,10 @@ FIELDS = (
 # Every invalid field, with the exact one-line message (shared with memory_manager_test).
 INVALID: list[tuple[dict[str, Any], str]] = [
     ({}, 'project_name is required (--project-name or "project_name" in --input)'),
-    ({"project_name": None}, 'project_name is required (--project-name or "project_name" in --input)'),
+    (
+        {"project_name": None},
+        'project_name is required (--project-name or "project_name" in --input)',
+    ),
     ({"project_name": 5}, "project_name must be a string (got number)"),
     ({"project_name": "../x"}, f"project_name must be {NAME_FORM} (got '../x')"),
     ({"project_name": "a/b"}, f"project_name must be {NAME_FORM} (got 'a/b')"),
@@ -39,7 +43,10 @@ INVALID: list[tuple[dict[str, Any], str]] = [
         "project_name looks like a secret; use a plain project name",
     ),
     ({"project_name": "p"}, "session_timestamp is required"),
-    ({**BASE, "session_timestamp": 202605011430}, "session_timestamp must be a string (got number)"),
+    (
+        {**BASE, "session_timestamp": 202605011430},
+        "session_timestamp must be a string (got number)",
+    ),
     (
         {**BASE, "session_timestamp": "2026-02-30-10-00"},
         f"session_timestamp must be {TS_FORM} (got '2026-02-30-10-00')",
@@ -147,7 +154,7 @@ INVALID: list[tuple[dict[str, Any], str]] = [
 
 @pytest.mark.parametrize(("data", "message"), INVALID)
 def test_invalid_input(data: dict[str, Any], message: str) -> None:
-    with pytest.raises(mm_update.InvalidField) as caught:
+    with pytest.raises(mm_snapshot.InvalidField) as caught:
         mm_update.parse_input(data)
     assert str(caught.value) == message
     assert "\n" not in str(caught.value)
@@ -159,7 +166,9 @@ def test_valid_input_is_normalised() -> None:
             **BASE,
             "mode": None,  # null: not given
             "checkpoints_approved": ["CP-S0", "CP-S1", "CP-S0"],
-            "checkpoint_decisions": {"CP-S0": {"option": "A", "note": " ok \r\n", "regenerated_count": None}},
+            "checkpoint_decisions": {
+                "CP-S0": {"option": "A", "note": " ok \r\n", "regenerated_count": None}
+            },
             "session_summary": "\n\n  line one  \r\nline\ttwo\x1b[1m\u200b\n\n",
             "steps_completed": {"S0": "x"},
             "key_decisions": ["", "  ", "kept"],
@@ -223,55 +232,100 @@ def _save(saved: Snapshot | None, minute: int, **fields: Any) -> Snapshot:
 
 def test_merge_from_cp_s0_to_cp_close_loses_nothing() -> None:
     s0 = _save(
-        None, 35, mode="architect", target_dir="out", last_checkpoint="CP-S0",
-        checkpoints_approved=["CP-S0"], checkpoint_decisions={"CP-S0": {"option": "A"}},
-        steps_completed={"S0": "scoped"}, session_summary="first", active_state="S1 next",
+        None,
+        35,
+        mode="architect",
+        target_dir="out",
+        last_checkpoint="CP-S0",
+        checkpoints_approved=["CP-S0"],
+        checkpoint_decisions={"CP-S0": {"option": "A"}},
+        steps_completed={"S0": "scoped"},
+        session_summary="first",
+        active_state="S1 next",
         key_decisions=["k1"],
     )
     assert s0 == Snapshot(
-        project_name="p", session="2026-05-01-14-30", mode="architect", status="in-progress",
-        last_checkpoint="CP-S0", checkpoints_approved=("CP-S0",),
-        checkpoint_decisions={"CP-S0": Decision("A")}, target_dir="out",
-        last_session_at="2026-05-01T14:30:00Z", updated_at="2026-05-01T14:35:00Z",
-        session_summary="first", steps_completed={"S0": "scoped"}, active_state="S1 next",
+        project_name="p",
+        session="2026-05-01-14-30",
+        mode="architect",
+        status="in-progress",
+        last_checkpoint="CP-S0",
+        checkpoints_approved=("CP-S0",),
+        checkpoint_decisions={"CP-S0": Decision("A")},
+        target_dir="out",
+        last_session_at="2026-05-01T14:30:00Z",
+        updated_at="2026-05-01T14:35:00Z",
+        session_summary="first",
+        steps_completed={"S0": "scoped"},
+        active_state="S1 next",
         key_decisions=("k1",),
     )
-    s1 = _save(s0, 40, last_checkpoint="CP-S1", checkpoints_approved=["CP-S1"],
-               steps_completed={"S1": "mapped"},
-               checkpoint_decisions={"CP-S1": {"option": "B", "note": "tweaked"}})
+    s1 = _save(
+        s0,
+        40,
+        last_checkpoint="CP-S1",
+        checkpoints_approved=["CP-S1"],
+        steps_completed={"S1": "mapped"},
+        checkpoint_decisions={"CP-S1": {"option": "B", "note": "tweaked"}},
+    )
     assert s1 == s0._replace(
-        last_checkpoint="CP-S1", checkpoints_approved=("CP-S0", "CP-S1"),
+        last_checkpoint="CP-S1",
+        checkpoints_approved=("CP-S0", "CP-S1"),
         checkpoint_decisions={"CP-S0": Decision("A"), "CP-S1": Decision("B", "tweaked")},
-        steps_completed={"S0": "scoped", "S1": "mapped"}, updated_at="2026-05-01T14:40:00Z",
+        steps_completed={"S0": "scoped", "S1": "mapped"},
+        updated_at="2026-05-01T14:40:00Z",
     )
     # A repeated approval does not duplicate; a re-decided checkpoint is replaced whole.
-    s2 = _save(s1, 45, last_checkpoint="CP-S2", checkpoints_approved=["CP-S1", "CP-S2"],
-               checkpoint_decisions={"CP-S1": {"option": "C", "regenerated_count": 2}},
-               steps_completed={"S1": "mapped again", "S10": "ten", "S2": "two"},
-               key_decisions=["k1", "k2"])
+    s2 = _save(
+        s1,
+        45,
+        last_checkpoint="CP-S2",
+        checkpoints_approved=["CP-S1", "CP-S2"],
+        checkpoint_decisions={"CP-S1": {"option": "C", "regenerated_count": 2}},
+        steps_completed={"S1": "mapped again", "S10": "ten", "S2": "two"},
+        key_decisions=["k1", "k2"],
+    )
     assert s2.checkpoints_approved == ("CP-S0", "CP-S1", "CP-S2")
     assert s2.checkpoint_decisions == {"CP-S0": Decision("A"), "CP-S1": Decision("C", None, 2)}
     assert list(s2.steps_completed.items()) == [
-        ("S0", "scoped"), ("S1", "mapped again"), ("S2", "two"), ("S10", "ten"),
+        ("S0", "scoped"),
+        ("S1", "mapped again"),
+        ("S2", "two"),
+        ("S10", "ten"),
     ]
     assert s2.key_decisions == ("k1", "k2")
     paused = _save(s2, 50, status="paused", active_state="resume at S3")
-    assert paused == s2._replace(status="paused", active_state="resume at S3",
-                                 updated_at="2026-05-01T14:50:00Z")
-    closed = _save(paused, 55, status="completed", last_checkpoint="CP-CLOSE",
-                   checkpoints_approved=["CP-CLOSE"], session_summary="done",
-                   key_decisions=[])
+    assert paused == s2._replace(
+        status="paused", active_state="resume at S3", updated_at="2026-05-01T14:50:00Z"
+    )
+    closed = _save(
+        paused,
+        55,
+        status="completed",
+        last_checkpoint="CP-CLOSE",
+        checkpoints_approved=["CP-CLOSE"],
+        session_summary="done",
+        key_decisions=[],
+    )
     assert closed == paused._replace(
-        status="completed", last_checkpoint="CP-CLOSE",
-        checkpoints_approved=("CP-S0", "CP-S1", "CP-S2", "CP-CLOSE"), session_summary="done",
-        key_decisions=(), updated_at="2026-05-01T14:55:00Z",
+        status="completed",
+        last_checkpoint="CP-CLOSE",
+        checkpoints_approved=("CP-S0", "CP-S1", "CP-S2", "CP-CLOSE"),
+        session_summary="done",
+        key_decisions=(),
+        updated_at="2026-05-01T14:55:00Z",
     )
     assert closed.last_session_at == "2026-05-01T14:30:00Z"  # kept through every save
 
 
 def test_merge_upgrades_schema_1_0_and_keeps_unknown_keys() -> None:
-    old = Snapshot(project_name="p", session="2026-05-01-14-30", schema_version=None,
-                   status="paused", extra={"tags": ["x"]})
+    old = Snapshot(
+        project_name="p",
+        session="2026-05-01-14-30",
+        schema_version=None,
+        status="paused",
+        extra={"tags": ["x"]},
+    )
     new = _save(old, 35, status="in-progress")
     assert new.schema_version == 1.1
     assert new.last_session_at == "2026-05-01T14:30:00Z"

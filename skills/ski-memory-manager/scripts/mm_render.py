@@ -89,9 +89,9 @@ def truncate_block(block: str, limit: int, note: str) -> str:
     """Cut a block at a line boundary so that it plus `note` stays within `limit` characters."""
     if len(block) <= limit:
         return block
-    room = limit - len(note) - 1
-    cut = block.rfind("\n", 0, room + 1)
-    kept = block[: cut + 1] if cut > 0 else block[:room] + "\n"
+    room = limit - len(note) - 1  # what is kept, its final newline included
+    cut = block.rfind("\n", 0, room)
+    kept = block[: cut + 1] if cut >= 0 else block[: room - 1] + "\n"
     return f"{kept}{note}\n"
 
 

@@ -99,12 +99,14 @@ def read_text(path: Path) -> str:
             raise StoreError("it is a symbolic link") from None
         raise StoreError(exc.strerror or str(exc)) from None
     try:
-        with os.fdopen(fd, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                raise StoreError("not a regular file")
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise StoreError("not a regular file")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
             data = handle.read(MAX_SNAPSHOT_BYTES + 1)
     except OSError as exc:
         raise StoreError(exc.strerror or str(exc)) from None
+    finally:
+        os.close(fd)
     if len(data) > MAX_SNAPSHOT_BYTES:
         raise StoreError(f"larger than {MAX_SNAPSHOT_BYTES // 1024} KiB")
     try:
