@@ -429,3 +429,9 @@ def test_save_stdin_rejections_subprocess(tmp_path: Path) -> None:
     assert missing.code == 1
     assert missing.err == f"memory directory not found at {tmp_path / 'nope'}\n"
     assert not (tmp_path / "nope").exists()
+
+
+def test_block_sizes_measured_with_the_real_encoding() -> None:
+    """The hard-cap checks above use tiktoken's cl100k_base loaded from the ranks file that an
+    installed package ships (verified by hash); without it they would only bound bytes."""
+    assert token_count("[permanent-memory | trust:file]\n") == (8, "cl100k_base")

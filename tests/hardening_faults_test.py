@@ -166,14 +166,16 @@ TARGETS = ["os.open", "os.write", "os.write-partial", "file.write", "os.fsync", 
            "os.rename"]
 
 
-@pytest.mark.parametrize("err", [errno.ENOSPC, errno.EIO, errno.EROFS, errno.EACCES],
-                         ids=["ENOSPC", "EIO", "EROFS", "EACCES"])
-@pytest.mark.parametrize("target", TARGETS)
+# Disk errors anywhere in the write path; permission errors where they come from (open, rename).
+FAULTS = [(t, e) for t in TARGETS for e in (errno.ENOSPC, errno.EIO)] + [
+    (t, e) for t in ("os.open", "os.replace") for e in (errno.EROFS, errno.EACCES)]
+
+
+@pytest.mark.parametrize(("target", "err"), FAULTS,
+                         ids=[f"{t}-{errno.errorcode[e]}" for t, e in FAULTS])
 @pytest.mark.parametrize("scenario", ["update", "create"])
 def test_write_fault(memory: Path, monkeypatch: pytest.MonkeyPatch, target: str, err: int,
                      scenario: str) -> None:
-    if err in (errno.EROFS, errno.EACCES) and target not in ("os.open", "os.replace"):
-        pytest.skip("permission errors come from open/replace")
     mm = module("memory_manager")
     original = {p.name: p.read_bytes() for p in memory.iterdir()}
     session = SESSION if scenario == "update" else "2026-01-02-10-00"

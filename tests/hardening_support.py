@@ -242,9 +242,17 @@ TAG_OPENER = re.compile(r"<\s*[!?/A-Za-z]")
 STAMP_LIKE = re.compile(r"\[[^\[\]\n]*\|\s*trust\s*:[^\[\]\n]*\]", re.IGNORECASE)
 # Fullwidth / small-form lookalikes of [ | ] < > that a model reads as the ASCII ones.
 CONFUSABLE_STAMP = re.compile(
-    r"[\[\uff3b\u27e6\ufe5d][^\n]{0,80}?[|\uff5c\u2223\u01c0][^\n]{0,20}?trust\s*[:\uff1a=]",
+    r"[\uff3b\u27e6\ufe5d][^\n]{0,80}?[|\uff5c\u2223\u01c0][^\n]{0,20}?trust\s*[:\uff1a]",
     re.IGNORECASE,
 )
+CONFUSABLE_TAG = re.compile(r"[\uff1c\ufe64\u2329\u3008]\s*[/!?A-Za-z\uff0f]")
+
+
+def confusable_problems(out: str) -> list[str]:
+    """Stamp or tag lookalikes made of non-ASCII brackets (NFKC folds them to ASCII)."""
+    found = [m.group(0) for m in CONFUSABLE_STAMP.finditer(out)]
+    found += [m.group(0) for m in CONFUSABLE_TAG.finditer(out)]
+    return found
 
 
 # What the contract calls control, zero-width and bidi characters (plus line/paragraph
