@@ -33,7 +33,10 @@ class Result(NamedTuple):
 
 
 @pytest.fixture
-def run(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> Any:
+def run(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> Any:
+    monkeypatch.chdir(tmp_path)  # the default memory dir is memory/ under the cwd
     monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
     monkeypatch.delenv("CLAUDE_PLUGIN_OPTION_MEMORY_DIR", raising=False)
 
@@ -372,6 +375,51 @@ def test_secrets_are_redacted_with_a_warning_naming_the_field(run: Any, tmp_path
     for secret in secrets.values():
         assert secret not in written and secret not in shown and secret not in result.err
     assert written.count("[REDACTED]") == 7
+
+
+def test_a_secret_pasted_into_a_saved_snapshot_is_not_written_back(
+    run: Any, tmp_path: Path
+) -> None:
+    base = [
+        "save",
+        "--memory-dir",
+        str(tmp_path),
+        "--project-name",
+        "p",
+        "--session-timestamp",
+        "2026-05-01-14-30",
+    ]
+    assert run(base).code == 0
+    path = tmp_path / "2026-05-01-14-30-p.md"
+    path.write_text(
+        path.read_text("utf-8").replace(
+            "## Session summary\n", "## Session summary\nkey id AKIAIOSFODNN7EXAMPLE\n"
+        ),
+        encoding="utf-8",
+    )
+    result = run([*base, "--status", "paused"])
+    assert result == Result(
+        0, f"{path}\n", "warning: session_summary held a secret; it is stored as [REDACTED]\n"
+    )
+    assert "AKIAIOSFODNN7EXAMPLE" not in path.read_text("utf-8")
+    assert "key id [REDACTED]\n" in path.read_text("utf-8")
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        '{"project_name": "p", "session_summary": ' + "[" * 100_000 + "]" * 100_000 + "}",
+        "[" * 50_000,
+    ],
+)
+def test_deeply_nested_input_is_refused_in_one_line(run: Any, tmp_path: Path, content: str) -> None:
+    result = run(["save", "--memory-dir", str(tmp_path), "--input", "-"], stdin=content.encode())
+    assert result == Result(1, "", "--input: invalid JSON: nested too deeply\n")
+    assert list(tmp_path.iterdir()) == []
+    hook = run(["hook"], stdin=content.encode())
+    assert hook == Result(
+        0, "", "note: hook input is not JSON; using the environment and working directory\n"
+    )
 
 
 def test_size_warning_and_limit(run: Any, tmp_path: Path) -> None:

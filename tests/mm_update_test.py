@@ -9,6 +9,7 @@ import pytest
 from mm_snapshot import Decision, Snapshot
 
 BASE = {"project_name": "p", "session_timestamp": "2026-05-01-14-30"}
+T0 = datetime(2026, 5, 1, 14, 35, tzinfo=timezone.utc)
 NAME_FORM = "1-64 characters of letters, digits, '.', '_' or '-', not starting with '.'"
 TS_FORM = "a real UTC date-time as YYYY-MM-DD-HH-MM, e.g. 2026-05-01-14-30"
 ID_FORM = "an ID like CP-S2 or S0: letters, digits, '.', '_' or '-', at most 64 characters"
@@ -192,7 +193,7 @@ def test_surrogates_become_replacement_characters() -> None:
     assert update.session_summary == "a\ufffdb"
 
 
-def test_redact_update_names_each_field() -> None:
+def test_redact_snapshot_names_each_field() -> None:
     token = "ghp_" + "A" * 36
     update = mm_update.parse_input(
         {
@@ -205,7 +206,8 @@ def test_redact_update_names_each_field() -> None:
             "checkpoint_decisions": {"CP-S0": {"option": "A", "note": "xoxb-1234567890-abc"}},
         }
     )
-    redacted, fields = mm_update.redact_update(update)
+    merged = mm_update.merge(None, update, T0)
+    redacted, fields = mm_update.redact_snapshot(merged)
     assert fields == [
         "target_dir",
         "session_summary",
@@ -213,16 +215,35 @@ def test_redact_update_names_each_field() -> None:
         "key_decisions[1]",
         "checkpoint_decisions.CP-S0.note",
     ]
-    assert redacted.session_summary == "used [REDACTED]"
-    assert redacted.target_dir == "https://[REDACTED]@example.com/x"
-    assert redacted.steps_completed == {"S0": "password=[REDACTED]", "S1": "fine"}
-    assert redacted.key_decisions == ("fine", "api_key: [REDACTED]")
-    assert redacted.checkpoint_decisions == {"CP-S0": Decision("A", "[REDACTED]")}
-    assert redacted.active_state == "nothing secret"
-    assert mm_update.redact_update(mm_update.parse_input(BASE)) == (mm_update.parse_input(BASE), [])
+    assert redacted == merged._replace(
+        target_dir="https://[REDACTED]@example.com/x",
+        session_summary="used [REDACTED]",
+        steps_completed={"S0": "password=[REDACTED]", "S1": "fine"},
+        key_decisions=("fine", "api_key: [REDACTED]"),
+        checkpoint_decisions={"CP-S0": Decision("A", "[REDACTED]")},
+    )
+    assert mm_update.redact_snapshot(redacted) == (redacted, [])
 
 
-T0 = datetime(2026, 5, 1, 14, 35, tzinfo=timezone.utc)
+def test_redact_snapshot_covers_what_a_hand_edit_put_in_the_front_matter() -> None:
+    shared = ["AKIAIOSFODNN7EXAMPLE", {"k": "password=x1"}]
+    bomb: list[Any] = [shared] * 1000  # aliases: one list, many references
+    snapshot = Snapshot(
+        "p",
+        "2026-05-01-14-30",
+        status="token: abc",
+        last_checkpoint="CP-S1",
+        checkpoints_approved=("CP-S0", "ghp_" + "B" * 36),
+        extra={"notes": "AKIAIOSFODNN7EXAMPLE", "deep": bomb, "n": 3},
+    )
+    redacted, fields = mm_update.redact_snapshot(snapshot)
+    assert fields == ["status", "checkpoints_approved[1]", "notes", "deep", "deep"]
+    assert redacted.status == "token: [REDACTED]"
+    assert redacted.checkpoints_approved == ("CP-S0", "[REDACTED]")
+    assert redacted.extra["notes"] == "[REDACTED]"
+    assert redacted.extra["deep"][999] is redacted.extra["deep"][0]  # sharing kept
+    assert redacted.extra["deep"][0] == ["[REDACTED]", {"k": "password=[REDACTED]"}]
+    assert redacted.extra["n"] == 3
 
 
 def _save(saved: Snapshot | None, minute: int, **fields: Any) -> Snapshot:

@@ -89,6 +89,8 @@ def _read_input(source: str) -> dict[str, Any]:
         data = json.loads(text)
     except UnicodeDecodeError:
         raise CommandError("--input: not UTF-8 text") from None
+    except RecursionError:
+        raise CommandError("--input: invalid JSON: nested too deeply") from None
     except json.JSONDecodeError as exc:
         raise CommandError(
             f"--input: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
@@ -130,14 +132,13 @@ def save(args: Any) -> int:
     if not memory_dir.is_dir():
         raise CommandError(f"memory directory not found at {memory_dir}")
     mm_frontmatter.require_yaml()
-    update, redacted = mm_update.redact_update(update)
-    for name in redacted:
-        say(f"warning: {name} held a secret; it is stored as {memory_text.REDACTED}")
     path = memory_dir / mm_store.snapshot_name(update.session_timestamp, update.project_name)
     with mm_store.locked(memory_dir):
         saved, mode = _saved_snapshot(path)
-        text = mm_snapshot.format_snapshot(mm_update.merge(saved, update, now))
-        encoded = text.encode("utf-8")
+        merged, redacted = mm_update.redact_snapshot(mm_update.merge(saved, update, now))
+        for name in redacted:
+            say(f"warning: {name} held a secret; it is stored as {memory_text.REDACTED}")
+        encoded = mm_snapshot.format_snapshot(merged).encode("utf-8")
         if len(encoded) > mm_store.MAX_SNAPSHOT_BYTES:
             raise CommandError(
                 f"snapshot would be {len(encoded)} bytes, over the "
@@ -356,7 +357,7 @@ def hook() -> int:
         raw = sys.stdin.buffer.read(MAX_HOOK_STDIN) if hasattr(sys.stdin, "buffer") else b""
         try:
             payload = json.loads(raw.decode("utf-8", "replace")) if raw.strip() else {}
-        except ValueError:
+        except (ValueError, RecursionError):
             say("note: hook input is not JSON; using the environment and working directory")
             payload = {}
         block = hook_output(payload, os.environ, datetime.now(timezone.utc))

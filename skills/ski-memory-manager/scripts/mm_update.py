@@ -221,40 +221,6 @@ def parse_input(data: Mapping[str, object]) -> Update:
     return Update(project_name=project, session_timestamp=stamp, **fields)
 
 
-def redact_update(update: Update) -> tuple[Update, list[str]]:
-    """Replace secrets with [REDACTED]; return the update and the fields that held one."""
-    found: list[str] = []
-
-    def scrub(name: str, text: str) -> str:
-        cleaned, count = memory_text.redact_secrets(text)
-        if count:
-            found.append(name)
-        return cleaned
-
-    changes: dict[str, Any] = {}
-    for name in ("target_dir", "session_summary", "active_state"):
-        value = getattr(update, name)
-        if value is not None:
-            changes[name] = scrub(name, value)
-    if update.steps_completed is not None:
-        changes["steps_completed"] = {
-            step: scrub(f"steps_completed.{step}", text)
-            for step, text in update.steps_completed.items()
-        }
-    if update.key_decisions is not None:
-        changes["key_decisions"] = tuple(
-            scrub(f"key_decisions[{i}]", text) for i, text in enumerate(update.key_decisions)
-        )
-    if update.checkpoint_decisions is not None:
-        changes["checkpoint_decisions"] = {
-            cp: d._replace(note=scrub(f"checkpoint_decisions.{cp}.note", d.note))
-            if d.note is not None
-            else d
-            for cp, d in update.checkpoint_decisions.items()
-        }
-    return update._replace(**changes), found
-
-
 # --- merge -------------------------------------------------------------------------------------
 
 
@@ -298,3 +264,68 @@ def merge(saved: Snapshot | None, update: Update, now: datetime) -> Snapshot:
         key_decisions=pick("key_decisions"),
         extra=base.extra,
     )
+
+
+# --- secrets -----------------------------------------------------------------------------------
+
+
+def redact_snapshot(snapshot: Snapshot) -> tuple[Snapshot, list[str]]:
+    """Replace secrets with [REDACTED] in every stored value, the saved file's included (a secret
+    pasted into a snapshot by hand is not written back); return the fields that held one.
+    IDs and keys are left alone: they are validated names, and a step key must stay one."""
+    found: list[str] = []
+
+    def scrub(name: str, text: str | None) -> str | None:
+        if text is None:
+            return None
+        cleaned, count = memory_text.redact_secrets(text)
+        if count:
+            found.append(name)
+        return cleaned
+
+    memo: dict[int, Any] = {}
+
+    def scrub_value(name: str, value: Any) -> Any:
+        # Front matter keys this format does not own: any YAML value. Shared (aliased) parts are
+        # visited once, so an alias bomb costs what it costs to load.
+        if isinstance(value, str):
+            return scrub(name, value)
+        if id(value) in memo:
+            return memo[id(value)]
+        if isinstance(value, list):
+            items: list[Any] = []
+            memo[id(value)] = items
+            items.extend(scrub_value(name, item) for item in value)
+            return items
+        if isinstance(value, dict):
+            mapping: dict[Any, Any] = {}
+            memo[id(value)] = mapping
+            mapping.update((key, scrub_value(name, item)) for key, item in value.items())
+            return mapping
+        return value
+
+    return snapshot._replace(
+        mode=scrub("mode", snapshot.mode),
+        status=scrub("status", snapshot.status),
+        last_checkpoint=scrub("last_checkpoint", snapshot.last_checkpoint),
+        checkpoints_approved=tuple(
+            scrub(f"checkpoints_approved[{i}]", cp) or ""
+            for i, cp in enumerate(snapshot.checkpoints_approved)
+        ),
+        target_dir=scrub("target_dir", snapshot.target_dir),
+        session_summary=scrub("session_summary", snapshot.session_summary) or "",
+        active_state=scrub("active_state", snapshot.active_state) or "",
+        steps_completed={
+            step: scrub(f"steps_completed.{step}", text) or ""
+            for step, text in snapshot.steps_completed.items()
+        },
+        key_decisions=tuple(
+            scrub(f"key_decisions[{i}]", text) or ""
+            for i, text in enumerate(snapshot.key_decisions)
+        ),
+        checkpoint_decisions={
+            cp: d._replace(note=scrub(f"checkpoint_decisions.{cp}.note", d.note))
+            for cp, d in snapshot.checkpoint_decisions.items()
+        },
+        extra={key: scrub_value(key, value) for key, value in snapshot.extra.items()},
+    ), found
