@@ -139,7 +139,9 @@ def ensure_npm_clients() -> None:
     if stamp.exists() and stamp.read_text() == digest:
         return
     _say("installing pinned npm clients into scripts/e2e/node_modules ...")
-    _run([npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"], cwd=E2E)
+    _run(
+        [npm, "ci", "--no-audit", "--no-fund", "--no-update-notifier", "--loglevel=error"], cwd=E2E
+    )
     stamp.write_text(digest)
 
 
