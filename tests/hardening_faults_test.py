@@ -640,3 +640,99 @@ def test_loader_hook_option_out_of_range(loader_project: Path, tmp_path: Path, n
     mres = run(MANAGER, ["hook"], env=env, stdin=_hook_payload(loader_project, "opt", "SessionStart"))
     assert_no_traceback(mres, "manager hook")
     assert mres.code == 0
+
+
+# ---------------------------------------------------------------------------------------------
+# Files that are not regular files where a memory file is expected.
+
+SPECIAL = ["fifo", "dev-zero-link", "directory", "sparse-2g", "dangling-link"]
+
+
+def _make_special(path: Path, kind: str) -> None:
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "dev-zero-link":
+        path.symlink_to("/dev/zero")
+    elif kind == "directory":
+        path.mkdir()
+    elif kind == "sparse-2g":
+        with open(path, "wb") as handle:
+            handle.truncate(2 * 1024**3)
+    elif kind == "dangling-link":
+        path.symlink_to(path.parent / "nowhere.md")
+
+
+@pytest.mark.parametrize("kind", SPECIAL)
+def test_loader_special_file(tmp_path: Path, kind: str) -> None:
+    """The hook runs on every prompt with a 5 s timeout: no file type may hang or flood it."""
+    proj = tmp_path / "proj"
+    (proj / ".claude" / "memory").mkdir(parents=True)
+    _make_special(proj / ".claude" / "memory" / "permanent_memory.md", kind)
+    env = isolated_env(tmp_path)
+    for args, stdin in ((["hook"], _hook_payload(proj, "x")),
+                        (["load", "--project-dir", str(proj)], b"")):
+        try:
+            res = run(LOADER, args, env=env, stdin=stdin, timeout=8)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"{args[0]} hung on a {kind} (hook timeout is 5 s)")
+        assert_no_traceback(res, args[0])
+        if args[0] == "hook" or res.code != 1:
+            assert res.code == 0, (args[0], res.code, res.err)
+        else:  # `load` may call an unreadable file an expected error: one line, exit 1
+            assert len(stderr_lines(res.err)) == 1 and res.out == "", res.err
+        assert res.seconds < 5, f"{args[0]} took {res.seconds:.1f}s on a {kind}"
+        assert res.out == "" or res.out.startswith(LOADER_STAMP + "\n"), res.out[:300]
+        assert len(res.out) <= 2000
+
+
+@pytest.mark.parametrize("kind", SPECIAL)
+def test_manager_special_snapshot(tmp_path: Path, kind: str) -> None:
+    mem = tmp_path / "proj" / "memory"
+    mem.mkdir(parents=True)
+    env = isolated_env(tmp_path)
+    src = tmp_path / "in.json"
+    src.write_text(json.dumps(_payload("REAL OLDER ONE")))
+    assert run(MANAGER, ["save", "--memory-dir", str(mem), "--input", str(src)], env=env).code == 0
+    _make_special(mem / "2026-06-01-10-00-proj.md", kind)
+    for args in (["load-last", "--memory-dir", str(mem), "--project-name", "proj"],
+                 ["list", "--memory-dir", str(mem)], ["hook"]):
+        stdin = _hook_payload(tmp_path / "proj", "x", "SessionStart") if args == ["hook"] else b""
+        try:
+            res = run(MANAGER, args, env=env, stdin=stdin, timeout=8, cwd=tmp_path / "proj")
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"{args[0]} hung on a {kind}")
+        assert_no_traceback(res, args[0])
+        assert res.code == 0 and res.seconds < 5
+        if args[0] in ("load-last", "hook"):
+            assert "REAL OLDER ONE" in res.out, (args[0], res.out[:300], res.err)
+    # Saving into that session must fail cleanly, never write through or replace a non-file.
+    src.write_text(json.dumps(_payload("NEW", "2026-06-01-10-00", "S2")))
+    try:
+        res = run(MANAGER, ["save", "--memory-dir", str(mem), "--input", str(src)], env=env,
+                  timeout=8)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"save hung on a {kind}")
+    assert_no_traceback(res, "save")
+    if kind in ("fifo", "directory", "sparse-2g"):
+        assert res.code == 1 and len(stderr_lines(res.err)) == 1, (res.code, res.err)
+
+
+def test_save_over_corrupt_same_session_keeps_it(tmp_path: Path) -> None:
+    """A same-session save must not replace a snapshot it cannot read (that would lose it)."""
+    mem = tmp_path / "memory"
+    mem.mkdir()
+    env = isolated_env(tmp_path)
+    src = tmp_path / "in.json"
+    src.write_text(json.dumps(_payload("ORIGINAL")))
+    assert run(MANAGER, ["save", "--memory-dir", str(mem), "--input", str(src)], env=env).code == 0
+    snap = mem / f"{SESSION}-proj.md"
+    for corrupt in (b"---\nstatus: [unclosed\n---\n\n## Session summary\nprecious hand edit\n",
+                    b"\xff\xfe not utf-8 \x00", b"---\n- a list\n---\nbody\n",
+                    b"---\n!!python/object/apply:os.system [x]\n---\n"):
+        snap.write_bytes(corrupt)
+        src.write_text(json.dumps(_payload("NEW", step="S2")))
+        res = run(MANAGER, ["save", "--memory-dir", str(mem), "--input", str(src)], env=env)
+        assert_no_traceback(res, "save")
+        assert res.code == 1, (corrupt[:20], res.out, res.err)
+        assert len(stderr_lines(res.err)) == 1, res.err
+        assert snap.read_bytes() == corrupt, "the unreadable snapshot was replaced"
