@@ -1,0 +1,120 @@
+"""SKILL.md and references/ are checked against the code they describe."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from pathlib import Path
+
+import mm_snapshot
+import mm_store
+import mm_update
+import yaml
+from conftest import MANAGER_DIR
+
+SKILL = MANAGER_DIR.parent
+SKILL_MD = (SKILL / "SKILL.md").read_text(encoding="utf-8")
+FORMAT_MD = (SKILL / "references" / "format.md").read_text(encoding="utf-8")
+ALLOWED_KEYS = {
+    "name",
+    "description",
+    "license",
+    "compatibility",
+    "metadata",
+    "allowed-tools",
+    "user-invocable",
+    "when_to_use",
+    "argument-hint",
+    "disable-model-invocation",
+    "model",
+    "context",
+    "agent",
+    "hooks",
+    "paths",
+}
+
+
+def front_matter() -> dict[str, object]:
+    assert SKILL_MD.startswith("---\n")
+    data = yaml.safe_load(SKILL_MD.split("\n---\n", 1)[0][4:])
+    assert isinstance(data, dict)
+    return data
+
+
+def test_front_matter() -> None:
+    meta = front_matter()
+    assert set(meta) <= ALLOWED_KEYS
+    assert meta["name"] == SKILL.name == "ski-memory-manager"
+    description = meta["description"]
+    assert isinstance(description, str) and 100 < len(description) <= 1024
+    assert description.startswith("Saves and loads ")  # third person: what, then when
+    assert "Use at the start of a workflow" in description
+    assert meta["license"] == "MIT"
+    compatibility = meta["compatibility"]
+    assert isinstance(compatibility, str) and len(compatibility) <= 500
+    assert "3.9" in compatibility and "PyYAML" in compatibility
+    assert meta["allowed-tools"] == "Bash(python3 *) Read"
+
+
+def blocks(language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", SKILL_MD, flags=re.DOTALL)
+
+
+def test_every_command_in_skill_md_runs(tmp_path: Path) -> None:
+    commands = blocks("bash")
+    assert len(commands) == 3
+    assert all('python3 "${CLAUDE_SKILL_DIR}/scripts/memory_manager.py"' in c for c in commands)
+    project = tmp_path / "project"
+    (project / "memory").mkdir(parents=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_")}
+    env.update(CLAUDE_SKILL_DIR=str(SKILL), CLAUDE_PROJECT_DIR=str(project))
+    outputs = []
+    for command in commands:
+        result = subprocess.run(
+            ["bash", "-c", command],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert (result.returncode, result.stderr) == (0, ""), command
+        outputs.append(result.stdout)
+    assert outputs[0] == "No previous memory found for project 'billing-api'\n"
+    saved = project / "memory" / "2026-05-01-14-30-billing-api.md"
+    assert outputs[1] == f"{saved}\n"
+    snapshot = mm_snapshot.parse_snapshot(saved.read_text(encoding="utf-8"))
+    assert snapshot.checkpoint_decisions == {"CP-S1": mm_snapshot.Decision("B", "Added 2 triggers")}
+    assert outputs[2].startswith("PROJECT      SESSION           STATUS       CHECKPOINT")
+    # The resume block shown in SKILL.md is what load-last prints.
+    shown = blocks("text")[0].split("\n")
+    assert shown[0] == "[session-memory | trust:file]"
+    assert re.fullmatch(
+        r"Resuming `billing-api` \(last touched 3 days ago, status: "
+        r"in-progress at CP-S2\)",
+        shown[1],
+    )
+
+
+def test_skill_md_tables_match_the_code() -> None:
+    for value in (*mm_update.MODES, *mm_update.STATUSES):
+        assert f"`{value}`" in SKILL_MD
+    for name in mm_update.INPUT_FIELDS:
+        assert f"| `{name}` |" in SKILL_MD, name
+    assert "memory directory not found at {memory_dir}" in SKILL_MD
+    for checkpoint in ("CP-S0", "CP-S1", "CP-S2", "CP-CLOSE"):
+        assert f"`{checkpoint}`" in SKILL_MD
+
+
+def test_format_reference_matches_the_code() -> None:
+    example = re.search(r"```markdown\n(.*?)```", FORMAT_MD, flags=re.DOTALL)
+    assert example is not None
+    text = example.group(1)
+    snapshot = mm_snapshot.parse_snapshot(text)
+    assert mm_snapshot.format_snapshot(snapshot) == text  # the example is exactly what we write
+    assert f"`{{memory_dir}}/{mm_store.LOCK_NAME}`" in FORMAT_MD
+    assert f"`memory/{mm_store.LOCK_NAME}`" in FORMAT_MD
+    assert f".{{name}}{mm_store.TEMP_MARK}{{pid}}-{{random}}" in FORMAT_MD
+    assert f"over {mm_store.MAX_SNAPSHOT_BYTES // 1024} KiB" in FORMAT_MD
