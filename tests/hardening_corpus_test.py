@@ -435,3 +435,49 @@ def test_block_sizes_measured_with_the_real_encoding() -> None:
     """The hard-cap checks above use tiktoken's cl100k_base loaded from the ranks file that an
     installed package ships (verified by hash); without it they would only bound bytes."""
     assert token_count("[permanent-memory | trust:file]\n") == (8, "cl100k_base")
+
+
+def test_loader_hook_bounded_at_the_largest_options(tmp_path: Path) -> None:
+    """plugin.json allows a hard cap of 2000 tokens; wide lines of long words make that far more
+    than 10,000 characters. The hook still stays under 10,000."""
+    words = "configuration implementation documentation internationalization responsibilities"
+    line = (words + " ") * 3
+    text = "".join(
+        f"## Epic: W-{i:03d} — {line[:60]}\n**Completed:** 2026-11-01\n" + "".join(
+            f"### {h}\n- {line[:118]}\n" for h in (
+                "Architectural decisions", "Gotchas discovered", "Anti-patterns to avoid",
+                "Patterns that worked", "Conflicts encountered", "Tentative (low confidence)"))
+        for i in range(18))
+    proj = _project(tmp_path, text.encode())
+    env = isolated_env(tmp_path, CLAUDE_PLUGIN_OPTION_HARD_CAP="2000",
+                       CLAUDE_PLUGIN_OPTION_TOKEN_TARGET="2000")
+    for event in ("UserPromptSubmit", "SessionStart"):
+        res = run(LOADER, ["hook"], env=env, stdin=json.dumps(
+            {"session_id": event, "cwd": str(proj), "hook_event_name": event}).encode())
+        assert_no_traceback(res, "hook")
+        assert res.code == 0 and res.out.startswith(LOADER_STAMP)
+        assert len(res.out) <= HOOK_LIMIT, len(res.out)
+        tokens, how = token_count(res.out)
+        assert how == "cl100k_base" and tokens <= 2000
+        assert not block_problems(res.out, LOADER_STAMP)
+
+
+def test_manager_hook_bounded_with_many_projects(tmp_path: Path) -> None:
+    """Hundreds of projects with long names and long checkpoints: the SessionStart hook stays
+    under 4,000 characters."""
+    memory = tmp_path / "proj" / "memory"
+    memory.mkdir(parents=True)
+    good = (Path(__file__).parent / "corpus" / "snapshot" / "snap-valid.md").read_text()
+    for i in range(300):
+        name = f"p{i:03d}-" + "x" * 59
+        text = good.replace("project-name: proj", f"project-name: {name}").replace(
+            "last-checkpoint: CP-S2", "last-checkpoint: CP-" + "Z" * 60)
+        (memory / f"2026-01-{1 + i % 28:02d}-10-{i % 60:02d}-{name}.md").write_text(text)
+    env = isolated_env(tmp_path, CLAUDE_PROJECT_DIR=str(tmp_path / "proj"))
+    res = run(MANAGER, ["hook"], env=env, stdin=json.dumps(
+        {"session_id": "s", "hook_event_name": "SessionStart", "source": "startup",
+         "cwd": str(tmp_path / "proj")}).encode())
+    assert_no_traceback(res, "hook")
+    assert res.code == 0 and res.out, res.err
+    assert len(res.out) <= MANAGER_HOOK_LIMIT, len(res.out)
+    assert not output_problems(res.out)
