@@ -1,0 +1,280 @@
+"""pm_parse: permanent_memory.md (v1 and v2) into epic records."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pm_parse
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pm_parse import Epic, Subsection, parse_iso_datetime, parse_permanent
+
+CASES = Path(__file__).resolve().parent / "cases"
+UTC = timezone.utc
+
+
+def test_seed_example_records() -> None:
+    text = (CASES / "seed-example" / "permanent_memory.md").read_text()
+    first, second = parse_permanent(text)
+    assert first == Epic(
+        epic_id="FEAT-007",
+        intent="JWT auth",
+        completed="2026-05-15T14:00:00Z",
+        completed_at=datetime(2026, 5, 15, 14, 0, tzinfo=UTC),
+        subsections=(
+            Subsection(
+                "decisions",
+                "Architectural decisions",
+                (
+                    "token storage in httpOnly cookie (DEC-001)",
+                    "Rationale: XSS cannot read it.",
+                ),
+            ),
+            Subsection(
+                "gotchas", "Gotchas discovered", ("refresh-token rotation requires CSRF re-issue",)
+            ),
+        ),
+        summary=None,
+        schema=1,
+        start_line=2,
+        end_line=12,
+    )
+    assert (second.epic_id, second.intent, second.start_line, second.end_line) == (
+        "FEAT-008",
+        "Profile avatars",
+        12,
+        21,
+    )
+    assert second.first_entry("anti-patterns") == "never store image bytes in postgres TEXT"
+    assert second.first_entry("gotchas") is None
+
+
+@pytest.mark.parametrize(
+    ("heading", "epic_id", "intent"),
+    [
+        ("## Epic: FEAT-007 — JWT auth", "FEAT-007", "JWT auth"),
+        ("## Epic: FEAT-007 \u2013 JWT auth", "FEAT-007", "JWT auth"),
+        ("## Epic: FEAT-007 - JWT auth", "FEAT-007", "JWT auth"),
+        ("## Epic: FEAT-007 -- JWT auth", "FEAT-007", "JWT auth"),
+        ("## Epic: FEAT-007—JWT auth", "FEAT-007", "JWT auth"),
+        ("## Epic:FEAT-007 — JWT - auth — v2", "FEAT-007", "JWT - auth — v2"),
+        ("## Epic: FEAT-1 - Auth — JWT", "FEAT-1", "Auth — JWT"),
+        ("## epic: feat-7 JWT auth", "feat-7", "JWT auth"),
+        ("##   EPIC :  FEAT-007   —   JWT auth   ##", "FEAT-007", "JWT auth"),
+        ("## Epic: FEAT-007", "FEAT-007", ""),
+        ("## Epic: FEAT-007 —", "FEAT-007", ""),
+        ("## Epic:", "", ""),
+    ],
+)
+def test_heading_variants(heading: str, epic_id: str, intent: str) -> None:
+    [epic] = parse_permanent(heading + "\n")
+    assert (epic.epic_id, epic.intent) == (epic_id, intent)
+
+
+@pytest.mark.parametrize(
+    ("heading", "label"),
+    [
+        ("Architectural decisions", "decisions"),
+        ("ARCHITECTURAL DECISIONS", "decisions"),
+        ("Decisions:", "decisions"),
+        ("Gotchas discovered", "gotchas"),
+        ("gotchas", "gotchas"),
+        ("Anti-patterns to avoid", "anti-patterns"),
+        ("Anti\u2011patterns to avoid", "anti-patterns"),
+        ("Antipatterns", "anti-patterns"),
+        ("Patterns that worked", "patterns"),
+        ("Conflicts encountered", "conflicts"),
+        ("Tentative (low confidence — review)", "tentative"),
+        ("tentative", "tentative"),
+        ("Cross-cutting concerns", None),
+        ("Notes", None),
+    ],
+)
+def test_subsection_labels(heading: str, label: str | None) -> None:
+    assert pm_parse.subsection_label(heading) == label
+
+
+@pytest.mark.parametrize(
+    ("line", "text"),
+    [
+        ("- plain", "plain"),
+        ("* star", "star"),
+        ("+ plus", "plus"),
+        ("12. numbered", "numbered"),
+        ("3) paren", "paren"),
+        ("   -   indented   ", "indented"),
+        ("no marker", "no marker"),
+        ("- [decision] typed entry (confidence: 0.91)", "typed entry"),
+        ("- [antipattern] x (Confidence: 1)", "x"),
+        ("- -", "-"),
+        ("-", ""),
+        ("- (DEC-001) keeps its parentheses", "(DEC-001) keeps its parentheses"),
+    ],
+)
+def test_entry_text(line: str, text: str) -> None:
+    assert pm_parse.entry_text(line) == text
+
+
+def test_first_non_empty_line_and_metadata_lines() -> None:
+    text = (
+        "## Epic: A — a\n**Completed:** 2026-01-01\n\n### Gotchas discovered\n\n-\n"
+        "**Trace summary:** 3 traces\n\n- the real first line\n- second\n"
+        "### Patterns that worked\n<!-- a comment -->\n- after a comment\n"
+    )
+    [epic] = parse_permanent(text)
+    assert epic.first_entry("gotchas") == "the real first line"
+    assert epic.first_entry("patterns") == "after a comment"
+
+
+def test_v2_section_with_subsections_and_summary() -> None:
+    [first, second] = parse_permanent((CASES / "v2-sections" / "permanent_memory.md").read_text())
+    assert first.schema == 2
+    assert first.summary == "Cursor-based pagination chosen over offset; opaque base64 cursor."
+    assert first.completed is None and first.completed_at is None
+    assert [s.label for s in first.subsections] == [
+        "decisions",
+        "gotchas",
+        "anti-patterns",
+        "patterns",
+        "conflicts",
+        "tentative",
+    ]
+    assert first.first_entry("tentative") == "suspected N+1 on author hydration"
+    assert first.first_entry("patterns") is None
+    assert second.schema == 2 and second.summary is None
+    assert second.completed_at == datetime(2026, 5, 10, 15, 0, tzinfo=UTC)
+    assert [(s.label, s.heading, s.entries) for s in second.subsections] == [
+        ("decisions", "", ("three card retries, then suspend (DEC-021)",)),
+        ("gotchas", "", ("the processor rate-limits retries per card",)),
+        ("conflicts", "", ("support wants a grace week; product says 3 days",)),
+    ]
+
+
+def test_v2_marker_date_and_completed_line() -> None:
+    text = "## Epic: X — x\n<!-- af-memory:v2 epic=X completed=2026-02-03 -->\nThe gist.\n"
+    [epic] = parse_permanent(text)
+    assert (epic.schema, epic.summary, epic.completed) == (2, "The gist.", "2026-02-03")
+
+
+@pytest.mark.parametrize(
+    ("line", "completed"),
+    [
+        ("**Completed:** 2026-05-15T14:00:00Z", "2026-05-15T14:00:00Z"),
+        ("**Completed**: 2026-05-15", "2026-05-15"),
+        ("Completed: 2026-05-15 10:00", "2026-05-15 10:00"),
+        ("- **Completed:** yesterday", "yesterday"),
+        ("**completed:**   2026-05-15  ", "2026-05-15"),
+    ],
+)
+def test_completed_line_variants(line: str, completed: str) -> None:
+    [epic] = parse_permanent(f"## Epic: A — a\n{line}\n")
+    assert epic.completed == completed
+
+
+def test_completed_inside_a_subsection_only_when_it_is_a_date() -> None:
+    text = "## Epic: A\n### Gotchas discovered\n- Completed: the migration ran twice\n"
+    [epic] = parse_permanent(text)
+    assert epic.completed is None
+    assert epic.first_entry("gotchas") == "Completed: the migration ran twice"
+    [dated] = parse_permanent("## Epic: A\n### Gotchas discovered\nCompleted: 2026-01-02\n- g\n")
+    assert dated.completed == "2026-01-02" and dated.first_entry("gotchas") == "g"
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("2026-05-15T14:00:00Z", datetime(2026, 5, 15, 14, 0, tzinfo=UTC)),
+        ("2026-05-15t14:00:00z", datetime(2026, 5, 15, 14, 0, tzinfo=UTC)),
+        ("2026-05-15 14:00", datetime(2026, 5, 15, 14, 0, tzinfo=UTC)),
+        ("2026-05-15T16:00:00+02:00", datetime(2026, 5, 15, 14, 0, tzinfo=UTC)),
+        ("2026-05-15", datetime(2026, 5, 15, tzinfo=UTC)),
+        ("`2026-05-15`", datetime(2026, 5, 15, tzinfo=UTC)),
+        ("2026-02-30", None),
+        ("soon", None),
+        ("", None),
+        ("Z", None),
+    ],
+)
+def test_parse_iso_datetime(value: str, expected: datetime | None) -> None:
+    assert parse_iso_datetime(value) == expected
+
+
+def test_staleness_and_age() -> None:
+    [epic] = parse_permanent("## Epic: A\n**Completed:** 2026-01-01T00:00:00Z\n")
+    now = datetime(2026, 4, 1, 0, 0, tzinfo=UTC)  # 90 days later exactly
+    assert pm_parse.age_days(epic, now) == 90.0
+    assert not pm_parse.is_stale(epic, now, 90)
+    assert pm_parse.is_stale(epic, now.replace(second=1), 90)
+    assert pm_parse.is_stale(epic, now, 89)
+    [undated] = parse_permanent("## Epic: B\n**Completed:** unknown\n")
+    assert pm_parse.age_days(undated, now) is None
+    assert not pm_parse.is_stale(undated, now, 0)
+
+
+def test_sections_end_at_any_level_1_or_2_heading_and_fences_hide_headings() -> None:
+    text = (
+        "# Title\n## Notes\n- not an epic\n"
+        "## Epic: A — a\n### Decisions\n```\n## Epic: FAKE — inside a fence\n### Gotchas\n```\n"
+        "- after the fence\n## Appendix\n### Gotchas discovered\n- not in epic A\n"
+        "## Epic: B — b\n"
+    )
+    epics = parse_permanent(text)
+    assert [e.epic_id for e in epics] == ["A", "B"]
+    assert epics[0].first_entry("decisions") == "## Epic: FAKE — inside a fence"
+    assert epics[0].first_entry("gotchas") is None
+    assert (epics[0].start_line, epics[0].end_line) == (3, 10)
+
+
+def test_line_numbers_refer_to_the_normalised_text() -> None:
+    text = "\ufeffintro\r\n## Epic: A\r\n- x\r## Epic: B\n"
+    lines = pm_parse.normalise_text(text).split("\n")
+    epics = parse_permanent(text)
+    assert [lines[e.start_line] for e in epics] == ["## Epic: A", "## Epic: B"]
+    assert [e.end_line for e in epics] == [3, 5]
+
+
+def test_never_reads_anything_but_the_text() -> None:
+    # Pure: a file name or path in the text is just text.
+    [epic] = parse_permanent("## Epic: A — see manual_overrides.md\n")
+    assert epic.intent == "see manual_overrides.md"
+
+
+@given(st.text())
+def test_never_raises_and_finds_every_epic_heading(text: str) -> None:
+    epics = parse_permanent(text)
+    assert all(isinstance(e, Epic) for e in epics)
+    if "```" not in text and "~~~" not in text:
+        headings = [
+            line
+            for line in pm_parse.normalise_text(text).split("\n")
+            if pm_parse._EPIC_HEADING.match(line)
+        ]
+        assert len(epics) == len(headings)
+
+
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "## Epic: A — a",
+                "### Gotchas discovered",
+                "- g",
+                "**Completed:** 2026-01-01",
+                "<!-- af-memory:v2 -->",
+                "- [decision] d (confidence: 0.5)",
+                "```",
+                "",
+                "## Other",
+                "### Tentative",
+                "summary",
+                "# Top",
+            ]
+        ),
+        max_size=30,
+    ),
+    st.sampled_from(["\n", "\r\n", "\r"]),
+)
+def test_line_endings_do_not_change_the_records(lines: list[str], newline: str) -> None:
+    assert parse_permanent(newline.join(lines)) == parse_permanent("\n".join(lines))
