@@ -65,6 +65,7 @@ def epic_rows(summary: Summary, context: Context, count: Counter) -> list[dict[s
                 "age_days": None if age is None else int(age // 1),
                 "stale": is_stale(epic, context.now, budget.stale_days),
                 "schema": epic.schema,
+                "summary": safe_text(epic.summary) if epic.summary else None,
                 "tokens": count("\n".join(lines) + "\n"),
                 "lines": {label: _first(epic, label) for label in LABELS if _first(epic, label)},
             }

@@ -1,0 +1,153 @@
+"""SKILL.md and references/format.md are checked against the code they describe."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pm_parse
+import pm_render
+import pm_tokens
+import yaml
+from conftest import LOADER_DIR
+
+SKILL = LOADER_DIR.parent
+SKILL_MD = (SKILL / "SKILL.md").read_text(encoding="utf-8")
+FORMAT_MD = (SKILL / "references" / "format.md").read_text(encoding="utf-8")
+CASES = Path(__file__).resolve().parent / "cases"
+ALLOWED_KEYS = {
+    "name",
+    "description",
+    "license",
+    "compatibility",
+    "metadata",
+    "allowed-tools",
+    "user-invocable",
+    "when_to_use",
+    "argument-hint",
+    "disable-model-invocation",
+    "model",
+    "context",
+    "agent",
+    "hooks",
+    "paths",
+}
+
+
+def front_matter() -> dict[str, object]:
+    assert SKILL_MD.startswith("---\n")
+    data = yaml.safe_load(SKILL_MD.split("\n---\n", 1)[0][4:])
+    assert isinstance(data, dict)
+    return data
+
+
+def test_front_matter() -> None:
+    meta = front_matter()
+    assert set(meta) <= ALLOWED_KEYS
+    assert meta["name"] == SKILL.name == "permanent-memory-loader"
+    description = meta["description"]
+    assert isinstance(description, str) and 100 < len(description) <= 1024
+    assert description.startswith("Prints a compact, token-budgeted summary")  # third person
+    assert "Use when" in description
+    assert meta["license"] == "MIT"
+    compatibility = meta["compatibility"]
+    assert isinstance(compatibility, str) and len(compatibility) <= 500
+    assert "3.9" in compatibility and "tiktoken" in compatibility
+    assert meta["user-invocable"] is False
+    assert meta["allowed-tools"] == "Bash(python3 *) Read"
+    assert meta["metadata"] == {"version": "0.1.0"}
+    for invented in ("autoInvoke", "effort", "version"):
+        assert invented not in meta
+
+
+def blocks(text: str, language: str) -> list[str]:
+    return re.findall(rf"```{language}\n(.*?)```", text, flags=re.DOTALL)
+
+
+def test_every_command_in_skill_md_runs(tmp_path: Path) -> None:
+    commands = blocks(SKILL_MD, "bash")
+    assert len(commands) == 4
+    assert all('python3 "${CLAUDE_SKILL_DIR}/scripts/permanent_memory.py"' in c for c in commands)
+    project = tmp_path / "project"
+    (project / ".claude" / "memory").mkdir(parents=True)
+    shutil.copy(CASES / "seed-example" / "permanent_memory.md", project / ".claude" / "memory")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_")}
+    env.update(
+        CLAUDE_SKILL_DIR=str(SKILL),
+        CLAUDE_PROJECT_DIR=str(project),
+        CLAUDE_PLUGIN_DATA=str(tmp_path / "data"),
+    )
+    results = [
+        subprocess.run(
+            ["bash", "-c", c],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        for c in commands
+    ]
+    assert [r.returncode for r in results] == [0, 0, 0, 0]
+    load, explain, inspect, doctor = results
+    assert load.stderr == "" and load.stdout.startswith("[permanent-memory | trust:file]\n")
+    data = json.loads(explain.stdout)
+    assert data["block"] == load.stdout
+    assert explain.stderr.splitlines()[3] == "level  tokens  leaves out"
+    assert "epic" in inspect.stdout and "FEAT-008" in inspect.stdout
+    assert doctor.stdout.splitlines()[0].startswith("ok    python")
+
+
+def test_the_example_block_is_the_seed_golden() -> None:
+    [shown] = blocks(SKILL_MD, "text")
+    assert shown == (CASES / "seed-example" / "expected.txt").read_text()
+
+
+def test_budget_and_levels_match_the_code() -> None:
+    budget = pm_render.Budget()
+    row = f"| the whole block | {budget.target} | {budget.hard_cap} (never exceeded) |"
+    assert row in SKILL_MD
+    assert f"| 12 | {budget.epic_line_tokens} (intent cut first" in SKILL_MD
+    assert f"{pm_render.MAX_LINE_CHARS} characters (cut with `…`)" in SKILL_MD
+    assert f"over {pm_render.SKIP_TOKENS} tokens" in SKILL_MD
+    assert "(at least 40)" in SKILL_MD
+    for level in ("L0", "L1", "L2", "L3"):
+        assert f"| {level} |" in SKILL_MD
+    assert "`(trimmed for the token budget: Epic lines only)`" in SKILL_MD
+    for label in pm_parse.LABELS:
+        assert f"`{label}`" in SKILL_MD
+    assert "`(>90d may be outdated) `" in SKILL_MD
+
+
+def test_format_examples_render_as_shown() -> None:
+    sources = blocks(FORMAT_MD, "markdown")
+    outputs = blocks(FORMAT_MD, "text")
+    assert len(sources) == len(outputs) == 2
+    count, _engine, _source = pm_tokens.load_exact_counter()
+    now = datetime(2026, 6, 1, tzinfo=timezone.utc)
+    for source, shown in zip(sources, outputs):
+        block = pm_render.render_block(
+            pm_parse.parse_permanent(source), pm_render.Budget(), count, now
+        )
+        assert block.text == shown
+
+
+def test_format_reference_matches_the_code() -> None:
+    for heading, label in (
+        ("Architectural decisions", "decisions"),
+        ("Gotchas discovered", "gotchas"),
+        ("Anti-patterns to avoid", "anti-patterns"),
+        ("Patterns that worked", "patterns"),
+        ("Conflicts encountered", "conflicts"),
+    ):
+        assert f"| {heading} | `{label}` |" in FORMAT_MD
+        assert pm_parse.subsection_label(heading) == label
+    assert f"over {pm_render.SKIP_TOKENS * pm_tokens.MAX_TOKEN_BYTES + 3:,} bytes" in FORMAT_MD
+    assert f"{pm_tokens.MAX_TOKEN_BYTES} bytes" in FORMAT_MD
+    assert "becomes 80 bytes" in FORMAT_MD and pm_tokens.ESTIMATE_BYTES_PER_TOKEN == 4
