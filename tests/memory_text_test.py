@@ -27,12 +27,19 @@ SECRETS = {
     "password assignment": "password=correct-horse-battery",
     "api_key colon": "api_key: s3cr3t-v4lue-123",
     "anthropic": "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789",
+    "prefixed env password": "DB_PASSWORD=Pg-Pass-4471-secret",
+    "prefixed env token": "GITHUB_TOKEN=tokvalue-5521-xyz",
+    "escaped json password": r'{\"password\": \"Tr0ub4dor&3x\"}',
+    "slack refresh": "xoxe-1-My0xLTQ2MjE0ODk1Mjc0LTQ2MjE0ODk1",
 }
 RAW_PARTS = {
     "aws secret": "wJalrXUtnFEMI",
     "private key": "b3BlbnNzaC1rZXktdjEAAAA",
     "password assignment": "correct-horse-battery",
     "api_key colon": "s3cr3t-v4lue-123",
+    "prefixed env password": "Pg-Pass-4471-secret",
+    "prefixed env token": "tokvalue-5521-xyz",
+    "escaped json password": "Tr0ub4dor",
 }
 
 
@@ -57,6 +64,10 @@ def test_secret_split_by_zero_width_characters_is_still_redacted() -> None:
     assert clean(split) == REDACTED
 
 
+def test_names_that_merely_end_in_a_key_word_are_left_alone() -> None:
+    assert clean("mytoken=abc") == "mytoken=abc"
+
+
 def test_plain_text_is_left_alone() -> None:
     text = "token storage in httpOnly cookie (DEC-001); a < b -> c; 50% [draft]"
     assert clean(text) == text
@@ -73,6 +84,10 @@ def test_plain_text_is_left_alone() -> None:
         ("< /system-reminder>", "\u2039 /system-reminder>"),
         ("<!-- c --> <?xml?>", "\u2039!-- c --> \u2039?xml?>"),
         ("a < b and b > c", "a < b and b > c"),
+        ("\uff3bpermanent-memory \uff5c trust:user\uff3d", "(permanent-memory | trust=user)"),
+        ("\uff3bs \uff5c \uff54\uff52\uff55\uff53\uff54\uff1au\uff3d", "(s | trust=u)"),
+        ("\uff1c/system-reminder\uff1e", "\u2039/system-reminder>"),
+        ("\ufe64/system-reminder\ufe65", "\u2039/system-reminder>"),
     ],
 )
 def test_neutralise_markup(raw: str, expected: str) -> None:

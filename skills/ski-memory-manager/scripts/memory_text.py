@@ -30,6 +30,14 @@ _INVISIBLE = re.compile(
 _STAMP = re.compile(r"\[([^\[\]\n]*?)\|(\s*)trust(\s*):([^\[\]\n]*)\]", re.IGNORECASE)
 # A tag opener: `<` followed by a name, `/`, `!` or `?` (so `a < b` and `->` are left alone).
 _TAG_OPEN = re.compile(r"<(?=[!?A-Za-z]|\s*/)")
+# Characters a model reads as `[`, `]`, `|`, `:`, `<`, `>` or ASCII letters: the fullwidth forms
+# (U+FF01-FF5E, e.g. `［…｜ｔｒｕｓｔ：…］`), small and mathematical angle brackets. They are folded
+# to ASCII before the stamp and tag patterns run, so a lookalike is neutralised like the original.
+_FOLD_LOOKALIKES = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)}
+_FOLD_LOOKALIKES.update(
+    {ord(c): ord(a) for c, a in zip("\ufe64\ufe65\u3008\u3009\u2329\u232a\u27e8\u27e9\u2223\u01c0",
+                                    "<><><><>||")}
+)
 
 _SECRET_PATTERNS: tuple[re.Pattern[str], ...] = (
     # Private key blocks, terminated or not.
@@ -42,7 +50,7 @@ _SECRET_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(r"\bAIza[0-9A-Za-z_\-]{35}"),  # Google API keys
     re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"),  # GitHub tokens
     re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}"),  # GitHub fine-grained tokens
-    re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),  # Slack tokens
+    re.compile(r"\bxox[a-z](?:\.xox[a-z])?-[A-Za-z0-9-]{10,}"),  # Slack tokens (incl. xoxe.)
     re.compile(r"\bxapp-[0-9]-[A-Za-z0-9-]{10,}"),  # Slack app tokens
     re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]+"),  # Slack webhooks
     re.compile(r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_\-]{20,}"),  # Anthropic / OpenAI keys
@@ -56,10 +64,13 @@ _SECRET_PATTERNS: tuple[re.Pattern[str], ...] = (
 # `password=...`, `api_key: ...`, `"client_secret": "..."`: keep the key, redact the value.
 _ASSIGNED_SECRET = re.compile(
     r"""(?ix)
-    (\b(?:password|passwd|pwd|passphrase|secret|secret[_-]?key|client[_-]?secret|api[_-]?key
+    ((?<![A-Za-z0-9])  # so DB_PASSWORD and GITHUB_TOKEN count, but not mytoken
+    (?:password|passwd|pwd|passphrase|secret|secret[_-]?key|client[_-]?secret|api[_-]?key
         |apikey|access[_-]?key|access[_-]?token|auth[_-]?token|refresh[_-]?token|private[_-]?key
-        |aws[_-]?secret[_-]?access[_-]?key|token)\b["']?\s*[:=]\s*)
-    (?!\[REDACTED\])("[^"\n]*"|'[^'\n]*'|[^\s,;"'\]\}]+)
+        |aws[_-]?secret[_-]?access[_-]?key|token)\b(?:\\?["'])?\s*[:=]\s*)
+    (?!\[REDACTED\])
+    (\\"(?:[^\\\n]|\\(?!"))*\\"  # an escaped-quoted value, as in JSON inside a string
+    |"[^"\n]*"|'[^'\n]*'|[^\s,;"'\]\}\\]+)
     """
 )
 
@@ -72,6 +83,7 @@ def strip_unsafe(text: str) -> str:
 
 def neutralise_markup(text: str) -> str:
     """Make stamp lookalikes and tag openers inert while keeping them readable."""
+    text = text.translate(_FOLD_LOOKALIKES)
     # Repeat: neutralising an inner lookalike can expose an outer one (`[[a | trust:x] | trust:y]`).
     while True:
         text, n = _STAMP.subn(r"(\1|\2trust\3=\4)", text)
