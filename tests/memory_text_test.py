@@ -2,12 +2,11 @@ from __future__ import annotations
 
 import re
 
+import memory_text
 import pytest
 from conftest import LOADER_DIR, MANAGER_DIR
 from hypothesis import given
 from hypothesis import strategies as st
-
-import memory_text
 from memory_text import REDACTED, clean, neutralise_markup, redact_secrets, strip_unsafe
 
 STAMP_LOOKALIKE = re.compile(r"\[[^\[\]\n]*\|\s*trust\s*:[^\[\]\n]*\]", re.IGNORECASE)

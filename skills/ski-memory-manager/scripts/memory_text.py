@@ -31,7 +31,7 @@ _STAMP = re.compile(r"\[([^\[\]\n]*?)\|(\s*)trust(\s*):([^\[\]\n]*)\]", re.IGNOR
 # A tag opener: `<` followed by a name, `/`, `!` or `?` (so `a < b` and `->` are left alone).
 _TAG_OPEN = re.compile(r"<(?=[!?A-Za-z]|\s*/)")
 # Characters a model reads as `[`, `]`, `|`, `:`, `<`, `>` or ASCII letters: the fullwidth forms
-# (U+FF01-FF5E, e.g. `［…｜ｔｒｕｓｔ：…］`), small and mathematical angle brackets. They are folded
+# (U+FF01-FF5E: fullwidth brackets, bar, colon, letters), small and math angle brackets. Folded
 # to ASCII before the stamp and tag patterns run, so a lookalike is neutralised like the original.
 _FOLD_LOOKALIKES = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)}
 _FOLD_LOOKALIKES.update(
