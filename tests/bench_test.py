@@ -79,6 +79,7 @@ def test_smoke_run_has_numeric_medians(smoke_report: dict[str, Any], key: str) -
     assert isinstance(row["median_ms"], float) and 0 < row["median_ms"] < 60_000
     assert row["median_ms"] == pytest.approx(sum(row["samples_ms"]) / 2, abs=0.01)
     assert isinstance(row["median_maxrss_kb"], int) and row["median_maxrss_kb"] > 0
+    assert isinstance(row["median_cpu_ms"], float) and row["median_cpu_ms"] > 0
 
 
 @pytest.mark.parametrize("key", PRODUCT_COMMANDS)
@@ -135,10 +136,11 @@ def test_text_report_prints_the_table(tmp_path: Path) -> None:
     done = run_bench("--runs", "1", "--only", "save", fixtures=tmp_path)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0].startswith("project-memory benchmark: medians")
+    assert lines[0].startswith("project-memory benchmark: medians of interleaved runs")
     assert re.match(r"machine: .+, \d+ CPUs, Python \d+\.\d+\.\d+ \(", lines[1])
     assert any(re.match(r"F0: python -c pass +\d+\.\d ", line) for line in lines)
-    assert any(re.match(r"save, new snapshot +\d+\.\d +\d+\.\d +\d+\.\d\d", line) for line in lines)
+    wall_floor_ratio_cpu_ratio = r" +\d+\.\d +\d+\.\d +\d+\.\d\d +\d+\.\d +\d+\.\d\d$"
+    assert any(re.match("save, new snapshot" + wall_floor_ratio_cpu_ratio, x) for x in lines)
 
 
 def test_bad_run_count_is_a_usage_error(tmp_path: Path) -> None:
@@ -155,11 +157,11 @@ def test_child_peak_rss_is_not_charged_with_the_parents_memory(tmp_path: Path) -
     spawner = bench.Spawner(sys.executable, tmp_path)
     try:
         command = bench.Command("f0", "F0", [sys.executable, "-c", "pass"], {}, str(tmp_path))
-        ms, rss_kb, code = spawner.run(command)
+        outcome = spawner.run(command)
     finally:
         spawner.close()
-    assert code == 0 and ms > 0
-    assert spawner.own_peak_kb <= rss_kb < 100 * 1024
+    assert outcome.exit_code == 0 and outcome.ms > 0 and 0 < outcome.cpu_ms
+    assert spawner.own_peak_kb <= outcome.maxrss_kb < 100 * 1024
     del ballast
 
 
