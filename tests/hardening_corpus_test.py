@@ -88,8 +88,10 @@ def _check_loader_block(res: Result, what: str, expect: dict[str, Any]) -> None:
 
 def _epic_line(block: str, eid: str) -> str | None:
     for line in block.split("\n"):
-        if line.startswith(f"Epic {eid} ") or f") Epic {eid} " in line or line.startswith(
-            f"Epic {eid}:"
+        if (
+            line.startswith(f"Epic {eid} ")
+            or f") Epic {eid} " in line
+            or line.startswith(f"Epic {eid}:")
         ):
             return line
     return None
@@ -158,7 +160,9 @@ def test_loader_case(case: dict[str, Any], tmp_path: Path, monkeypatch: pytest.M
         for sub in expect.get("absent", []):
             assert sub not in hook.out and sub not in hook.err
     # Nothing written under .claude/memory/.
-    assert sorted(p.name for p in (proj / ".claude" / "memory").iterdir()) == ["permanent_memory.md"]
+    assert sorted(p.name for p in (proj / ".claude" / "memory").iterdir()) == [
+        "permanent_memory.md"
+    ]
 
 
 SUBPROCESS_LOADER = [
@@ -182,11 +186,16 @@ def test_loader_case_subprocess(cid: str, tmp_path: Path) -> None:
     env = isolated_env(tmp_path)
     load = run(LOADER, ["load", "--project-dir", str(proj)], env=env, timeout=60)
     _check_loader_block(load, "load (subprocess)", case["expect"])
-    payload = {"session_id": "s1", "cwd": str(proj), "hook_event_name": "UserPromptSubmit",
-               "prompt": "x"}
+    payload = {
+        "session_id": "s1",
+        "cwd": str(proj),
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "x",
+    }
     for attempt in ("miss", "hit"):
-        hook = run(LOADER, ["hook"], env=env, stdin=json.dumps(payload).encode(), cwd=tmp_path,
-                   timeout=60)
+        hook = run(
+            LOADER, ["hook"], env=env, stdin=json.dumps(payload).encode(), cwd=tmp_path, timeout=60
+        )
         assert_no_traceback(hook, f"hook ({attempt})")
         assert hook.code == 0
         # Claude Code's hook timeout is 5 s; a cache miss on a 50 MB file must still make it.
@@ -221,18 +230,36 @@ def _check_session_block(out: str, what: str) -> None:
 
 def _manager_runs(mm: Any, proj: Path, memory: Path) -> dict[str, Result]:
     runs = {
-        "load-last": call_main(mm, ["load-last", "--memory-dir", str(memory), "--project-name",
-                                    "proj", "--now", SNAP_NOW]),
-        "load-last-json": call_main(mm, ["load-last", "--memory-dir", str(memory),
-                                         "--project-name", "proj", "--now", SNAP_NOW,
-                                         "--format", "json"]),
+        "load-last": call_main(
+            mm,
+            ["load-last", "--memory-dir", str(memory), "--project-name", "proj", "--now", SNAP_NOW],
+        ),
+        "load-last-json": call_main(
+            mm,
+            [
+                "load-last",
+                "--memory-dir",
+                str(memory),
+                "--project-name",
+                "proj",
+                "--now",
+                SNAP_NOW,
+                "--format",
+                "json",
+            ],
+        ),
         "list": call_main(mm, ["list", "--memory-dir", str(memory)]),
-        "list-project": call_main(mm, ["list", "--memory-dir", str(memory), "--project-name",
-                                       "proj"]),
+        "list-project": call_main(
+            mm, ["list", "--memory-dir", str(memory), "--project-name", "proj"]
+        ),
         "list-json": call_main(mm, ["list", "--memory-dir", str(memory), "--format", "json"]),
     }
-    payload = {"session_id": "m1", "cwd": str(proj), "hook_event_name": "SessionStart",
-               "source": "startup"}
+    payload = {
+        "session_id": "m1",
+        "cwd": str(proj),
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+    }
     runs["hook"] = call_main(mm, ["hook"], stdin=json.dumps(payload).encode())
     for what, res in runs.items():
         assert_no_traceback(res, what)
@@ -249,7 +276,9 @@ def _manager_runs(mm: Any, proj: Path, memory: Path) -> dict[str, Result]:
 
 
 @pytest.mark.parametrize("case", SNAPSHOTS, ids=[c["id"] for c in SNAPSHOTS])
-def test_snapshot_case(case: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_snapshot_case(
+    case: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     mm = module("memory_manager")
     _manager_env(monkeypatch, tmp_path)
     monkeypatch.chdir(tmp_path)
@@ -271,8 +300,9 @@ def test_snapshot_case(case: dict[str, Any], tmp_path: Path, monkeypatch: pytest
     if expect["load_last"] == "skipped":
         assert skipped, f"corrupt snapshot shown:\n{out[:600]}"
     if skipped:
-        assert len(stderr_lines(err)) >= 1 and all(len(ln) < 500 for ln in stderr_lines(err)), \
+        assert len(stderr_lines(err)) >= 1 and all(len(ln) < 500 for ln in stderr_lines(err)), (
             f"skipped without a one-line warning: {err!r}"
+        )
     else:
         _check_session_block(out, "load-last")
         if "status" in expect:
@@ -296,7 +326,9 @@ def _marked(marker: str) -> str:
 
 
 @pytest.mark.parametrize("case", NAMES, ids=[c["id"] for c in NAMES])
-def test_snapshot_names(case: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_snapshot_names(
+    case: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     mm = module("memory_manager")
     _manager_env(monkeypatch, tmp_path)
     proj = tmp_path / "proj"
@@ -311,8 +343,9 @@ def test_snapshot_names(case: dict[str, Any], tmp_path: Path, monkeypatch: pytes
             continue
         markers[name] = marker
         (memory / name).write_text("---\n: : [\n" if flavour == "corrupt" else _marked(marker))
-    res = call_main(mm, ["load-last", "--memory-dir", str(memory), "--project-name", "proj",
-                         "--now", SNAP_NOW])
+    res = call_main(
+        mm, ["load-last", "--memory-dir", str(memory), "--project-name", "proj", "--now", SNAP_NOW]
+    )
     assert_no_traceback(res, "load-last")
     assert res.code == 0
     pick = case["expect"]["pick"]
@@ -339,7 +372,9 @@ def _field_named(line: str, field: str) -> bool:
 
 
 @pytest.mark.parametrize("case", SAVES, ids=[c["id"] for c in SAVES])
-def test_save_input_case(case: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_save_input_case(
+    case: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     mm = module("memory_manager")
     _manager_env(monkeypatch, tmp_path)
     monkeypatch.chdir(tmp_path)
@@ -363,7 +398,9 @@ def test_save_input_case(case: dict[str, Any], tmp_path: Path, monkeypatch: pyte
         lines = stderr_lines(res.err)
         assert len(lines) == 1, f"expected one stderr line, got {lines}"
         if "field" in expect:
-            assert _field_named(lines[0], expect["field"]), f"{expect['field']} not named: {lines[0]}"
+            assert _field_named(lines[0], expect["field"]), (
+                f"{expect['field']} not named: {lines[0]}"
+            )
         assert after == before, f"rejected input wrote {set(after) - set(before)}"
         assert res.out == ""
     else:
@@ -406,8 +443,12 @@ def test_save_hostile_strings_round_trip(tmp_path: Path, monkeypatch: pytest.Mon
     assert meta["checkpoints-approved"] == ["CP-S0", "CP-S1"]
     body = snap.read_text(encoding="utf-8").split("\n---\n", 1)[1]
     headings = [ln for ln in body.split("\n") if ln.startswith("## ")]
-    assert headings == ["## Session summary", "## Steps completed", "## Active state",
-                        "## Key decisions"], headings
+    assert headings == [
+        "## Session summary",
+        "## Steps completed",
+        "## Active state",
+        "## Key decisions",
+    ], headings
     steps = [ln.split(":")[0] for ln in body.split("\n") if ln.startswith("- S")]
     assert steps[:3] == ["- S0", "- S2", "- S10"], steps
 
@@ -418,14 +459,23 @@ def test_save_stdin_rejections_subprocess(tmp_path: Path) -> None:
     memory.mkdir()
     env = isolated_env(tmp_path)
     for payload in (b"", b"\xff\xfe\x00", b"[1]", b'{"project_name": 5}', b"[" * 50_000):
-        res = run(MANAGER, ["save", "--memory-dir", str(memory), "--input", "-"], env=env,
-                  stdin=payload, timeout=60)
+        res = run(
+            MANAGER,
+            ["save", "--memory-dir", str(memory), "--input", "-"],
+            env=env,
+            stdin=payload,
+            timeout=60,
+        )
         assert_no_traceback(res, f"save --input - {payload[:20]!r}")
         assert res.code == 1, (payload[:20], res.code, res.err)
         assert len(stderr_lines(res.err)) == 1, res.err
     assert list(memory.iterdir()) == []
-    missing = run(MANAGER, ["save", "--memory-dir", str(tmp_path / "nope"), "--project-name", "p"],
-                  env=env, timeout=60)
+    missing = run(
+        MANAGER,
+        ["save", "--memory-dir", str(tmp_path / "nope"), "--project-name", "p"],
+        env=env,
+        timeout=60,
+    )
     assert missing.code == 1
     assert missing.err == f"memory directory not found at {tmp_path / 'nope'}\n"
     assert not (tmp_path / "nope").exists()
@@ -443,17 +493,33 @@ def test_loader_hook_bounded_at_the_largest_options(tmp_path: Path) -> None:
     words = "configuration implementation documentation internationalization responsibilities"
     line = (words + " ") * 3
     text = "".join(
-        f"## Epic: W-{i:03d} — {line[:60]}\n**Completed:** 2026-11-01\n" + "".join(
-            f"### {h}\n- {line[:118]}\n" for h in (
-                "Architectural decisions", "Gotchas discovered", "Anti-patterns to avoid",
-                "Patterns that worked", "Conflicts encountered", "Tentative (low confidence)"))
-        for i in range(18))
+        f"## Epic: W-{i:03d} — {line[:60]}\n**Completed:** 2026-11-01\n"
+        + "".join(
+            f"### {h}\n- {line[:118]}\n"
+            for h in (
+                "Architectural decisions",
+                "Gotchas discovered",
+                "Anti-patterns to avoid",
+                "Patterns that worked",
+                "Conflicts encountered",
+                "Tentative (low confidence)",
+            )
+        )
+        for i in range(18)
+    )
     proj = _project(tmp_path, text.encode())
-    env = isolated_env(tmp_path, CLAUDE_PLUGIN_OPTION_HARD_CAP="2000",
-                       CLAUDE_PLUGIN_OPTION_TOKEN_TARGET="2000")
+    env = isolated_env(
+        tmp_path, CLAUDE_PLUGIN_OPTION_HARD_CAP="2000", CLAUDE_PLUGIN_OPTION_TOKEN_TARGET="2000"
+    )
     for event in ("UserPromptSubmit", "SessionStart"):
-        res = run(LOADER, ["hook"], env=env, stdin=json.dumps(
-            {"session_id": event, "cwd": str(proj), "hook_event_name": event}).encode())
+        res = run(
+            LOADER,
+            ["hook"],
+            env=env,
+            stdin=json.dumps(
+                {"session_id": event, "cwd": str(proj), "hook_event_name": event}
+            ).encode(),
+        )
         assert_no_traceback(res, "hook")
         assert res.code == 0 and res.out.startswith(LOADER_STAMP)
         assert len(res.out) <= HOOK_LIMIT, len(res.out)
@@ -471,12 +537,23 @@ def test_manager_hook_bounded_with_many_projects(tmp_path: Path) -> None:
     for i in range(300):
         name = f"p{i:03d}-" + "x" * 59
         text = good.replace("project-name: proj", f"project-name: {name}").replace(
-            "last-checkpoint: CP-S2", "last-checkpoint: CP-" + "Z" * 60)
+            "last-checkpoint: CP-S2", "last-checkpoint: CP-" + "Z" * 60
+        )
         (memory / f"2026-01-{1 + i % 28:02d}-10-{i % 60:02d}-{name}.md").write_text(text)
     env = isolated_env(tmp_path, CLAUDE_PROJECT_DIR=str(tmp_path / "proj"))
-    res = run(MANAGER, ["hook"], env=env, stdin=json.dumps(
-        {"session_id": "s", "hook_event_name": "SessionStart", "source": "startup",
-         "cwd": str(tmp_path / "proj")}).encode())
+    res = run(
+        MANAGER,
+        ["hook"],
+        env=env,
+        stdin=json.dumps(
+            {
+                "session_id": "s",
+                "hook_event_name": "SessionStart",
+                "source": "startup",
+                "cwd": str(tmp_path / "proj"),
+            }
+        ).encode(),
+    )
     assert_no_traceback(res, "hook")
     assert res.code == 0 and res.out, res.err
     assert len(res.out) <= MANAGER_HOOK_LIMIT, len(res.out)

@@ -79,8 +79,13 @@ def test_sigkill_save_campaign(tmp_path: Path) -> None:
 
     # The first version of session A, and how long an uninterrupted save takes here.
     start = time.monotonic()
-    first = subprocess.run([*cmd, str(write_input(_payload(SESSION_A, "R0-P0", 0)))], env=env,
-                           capture_output=True, timeout=60, check=False)
+    first = subprocess.run(
+        [*cmd, str(write_input(_payload(SESSION_A, "R0-P0", 0)))],
+        env=env,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
     window = time.monotonic() - start
     assert first.returncode == 0, first.stderr
     committed_steps = {"S0": "R0-P0"}  # steps of saves that exited 0: must never be lost
@@ -103,21 +108,42 @@ def test_sigkill_save_campaign(tmp_path: Path) -> None:
         # Three concurrent updates of session A and one creation of a new session B.
         for k in range(3):
             tag = f"R{rounds}-P{k}"
-            procs.append((subprocess.Popen([*cmd, str(write_input(_payload(SESSION_A, tag, step)))],
-                                           env=env, stdout=subprocess.DEVNULL,
-                                           stderr=subprocess.PIPE), tag, f"S{step}",
-                          rng.uniform(0, scale)))
+            procs.append(
+                (
+                    subprocess.Popen(
+                        [*cmd, str(write_input(_payload(SESSION_A, tag, step)))],
+                        env=env,
+                        stdout=subprocess.DEVNULL,
+                        stderr=subprocess.PIPE,
+                    ),
+                    tag,
+                    f"S{step}",
+                    rng.uniform(0, scale),
+                )
+            )
             attempted.add(tag)
             step += 1
-        session_b = f"{SESSION_B_PREFIX}{1 + rounds // 24 % 28:02d}-{rounds % 24:02d}-{rounds % 60:02d}"
+        session_b = (
+            f"{SESSION_B_PREFIX}{1 + rounds // 24 % 28:02d}-{rounds % 24:02d}-{rounds % 60:02d}"
+        )
         tag_b = f"R{rounds}-B"
-        procs.append((subprocess.Popen([*cmd, str(write_input(_payload(session_b, tag_b, 0)))],
-                                       env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE),
-                      tag_b, "S0", rng.uniform(0, scale)))
+        procs.append(
+            (
+                subprocess.Popen(
+                    [*cmd, str(write_input(_payload(session_b, tag_b, 0)))],
+                    env=env,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE,
+                ),
+                tag_b,
+                "S0",
+                rng.uniform(0, scale),
+            )
+        )
         t0 = time.monotonic()
         if rounds % 2:
             # Random moments: each save killed at its own random delay.
-            for proc, tag, key, delay in sorted(procs, key=lambda p: p[3]):
+            for proc, _tag, _key, delay in sorted(procs, key=lambda p: p[3]):
                 time.sleep(max(0.0, t0 + delay - time.monotonic()))
                 if proc.poll() is None:
                     proc.send_signal(signal.SIGKILL)
@@ -127,8 +153,11 @@ def test_sigkill_save_campaign(tmp_path: Path) -> None:
             # the moment any file that is not a snapshot (a temp file) shows up.
             known = {p.name for p in memory.iterdir()}
             while time.monotonic() - t0 < 10 and any(p[0].poll() is None for p in procs):
-                fresh = [e.name for e in os.scandir(memory)
-                         if e.name not in known and not SNAPSHOT_NAME.match(e.name)]
+                fresh = [
+                    e.name
+                    for e in os.scandir(memory)
+                    if e.name not in known and not SNAPSHOT_NAME.match(e.name)
+                ]
                 if fresh:
                     hit = 0
                     for proc, *_ in procs:
@@ -176,10 +205,14 @@ def test_sigkill_save_campaign(tmp_path: Path) -> None:
                 b = _check_snapshot(snap)
                 assert b["summary"].startswith("summary R") and b["summary"].endswith("-B")
         if rounds % 10 == 0:
-            res = call_main(mm, ["load-last", "--memory-dir", str(memory), "--project-name", "proj"])
+            res = call_main(
+                mm, ["load-last", "--memory-dir", str(memory), "--project-name", "proj"]
+            )
             assert res.code == 0 and "Traceback" not in res.err
             lines = res.out.split("\n")
-            assert lines[0] == SESSION_STAMP and lines[1].startswith("Resuming `proj`"), res.out[:300]
+            assert lines[0] == SESSION_STAMP and lines[1].startswith("Resuming `proj`"), res.out[
+                :300
+            ]
             shown = "\n".join(lines[3:])
             meta = front_matter(shown)
             assert isinstance(meta, dict), "load-last showed no snapshot"
@@ -193,19 +226,29 @@ def test_sigkill_save_campaign(tmp_path: Path) -> None:
 
     # A save after all those kills still goes through at once (no stale lock left behind).
     t = time.monotonic()
-    final = subprocess.run([*cmd, str(write_input(_payload(SESSION_A, "FINAL-P0", step)))],
-                           env=env, capture_output=True, timeout=30, check=False)
+    final = subprocess.run(
+        [*cmd, str(write_input(_payload(SESSION_A, "FINAL-P0", step)))],
+        env=env,
+        capture_output=True,
+        timeout=30,
+        check=False,
+    )
     assert final.returncode == 0, final.stderr
     assert time.monotonic() - t < 10
     a = _check_snapshot(memory / f"{SESSION_A}-proj.md")
     assert a["steps"][f"S{step}"] == "FINAL-P0"
     assert all(a["steps"].get(k) == v for k, v in committed_steps.items())
     report = {
-        "kills": kills, "kills_while_a_temp_file_existed": kills_in_window,
-        "write_windows_caught": windows_seen, "rounds": rounds, "committed_updates": len(committed_steps),
-        "sessions_created": len(created_b), "leftover_temp_files": len([n for n in leftover_names if not n.endswith(".lock")]),
+        "kills": kills,
+        "kills_while_a_temp_file_existed": kills_in_window,
+        "write_windows_caught": windows_seen,
+        "rounds": rounds,
+        "committed_updates": len(committed_steps),
+        "sessions_created": len(created_b),
+        "leftover_temp_files": len([n for n in leftover_names if not n.endswith(".lock")]),
         "leftover_other_files": sorted(n for n in leftover_names if ".tmp-" not in n),
-        "load_last_checks": load_last_checks, "save_seconds": round(window, 3),
+        "load_last_checks": load_last_checks,
+        "save_seconds": round(window, 3),
         "final_kill_scale_seconds": round(scale, 3),
     }
     print("crash campaign:", json.dumps(report))

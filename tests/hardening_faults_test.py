@@ -28,7 +28,6 @@ from hardening_support import (
     SNAPSHOT_NAME,
     assert_no_traceback,
     call_main,
-    front_matter,
     isolated_env,
     module,
     run,
@@ -41,9 +40,16 @@ PERMANENT = (Path(__file__).parent / "corpus" / "permanent" / "seed-example.md")
 
 
 def _payload(summary: str, session: str = SESSION, step: str = "S1") -> dict[str, Any]:
-    return {"project_name": "proj", "session_timestamp": session, "mode": "architect",
-            "status": "in-progress", "last_checkpoint": "CP-S1", "session_summary": summary,
-            "steps_completed": {step: summary}, "checkpoints_approved": ["CP-S1"]}
+    return {
+        "project_name": "proj",
+        "session_timestamp": session,
+        "mode": "architect",
+        "status": "in-progress",
+        "last_checkpoint": "CP-S1",
+        "session_summary": summary,
+        "steps_completed": {step: summary},
+        "checkpoints_approved": ["CP-S1"],
+    }
 
 
 @pytest.fixture
@@ -90,11 +96,12 @@ class _FailingFile:
 
 
 @contextmanager
-def _inject(monkeypatch: pytest.MonkeyPatch, target: str, err: int, mem: Path,
-            log: list[str]) -> Iterator[None]:
+def _inject(
+    monkeypatch: pytest.MonkeyPatch, target: str, err: int, mem: Path, log: list[str]
+) -> Iterator[None]:
     exc = OSError(err, os.strerror(err))
     inside = str(mem.resolve())
-    real_write, real_fsync, real_replace = os.write, os.fsync, os.replace
+    real_write, real_replace = os.write, os.replace
     real_rename, real_open, real_io_open, real_fdopen = os.rename, builtins.open, io.open, os.fdopen
 
     def ours(path: Any) -> bool:
@@ -102,11 +109,13 @@ def _inject(monkeypatch: pytest.MonkeyPatch, target: str, err: int, mem: Path,
 
     with monkeypatch.context() as mp:
         if target == "os.write":
+
             def write(fd: int, data: Any) -> int:
                 if fd > 2:
                     log.append("os.write")
                     raise exc
                 return real_write(fd, data)
+
             mp.setattr(os, "write", write)
         elif target == "os.write-partial":
             # The first write lands half its bytes, the next one fails: a torn temp file.
@@ -120,27 +129,35 @@ def _inject(monkeypatch: pytest.MonkeyPatch, target: str, err: int, mem: Path,
                         return real_write(fd, bytes(data[: len(data) // 2]))
                     raise exc
                 return real_write(fd, data)
+
             mp.setattr(os, "write", write)
         elif target == "os.fsync":
+
             def fsync(fd: int) -> None:
                 log.append("os.fsync")
                 raise exc
+
             mp.setattr(os, "fsync", fsync)
         elif target in ("os.replace", "os.rename"):
+
             def replace(src: Any, dst: Any, **kw: Any) -> None:
                 if ours(dst):
                     log.append(target)
                     raise exc
                 (real_replace if target == "os.replace" else real_rename)(src, dst, **kw)
+
             mp.setattr(os, target.split(".")[1], replace)
         elif target == "file.write":
+
             def wrap(opener: Any) -> Any:
                 def opened(file: Any, mode: str = "r", *a: Any, **kw: Any) -> Any:
                     f = opener(file, mode, *a, **kw)
                     if any(c in mode for c in "wax+") and (isinstance(file, int) or ours(file)):
                         return _FailingFile(f, exc, log)
                     return f
+
                 return opened
+
             mp.setattr(builtins, "open", wrap(real_open))
             mp.setattr(io, "open", wrap(real_io_open))
             mp.setattr(os, "fdopen", wrap(real_fdopen))
@@ -156,26 +173,37 @@ def _inject(monkeypatch: pytest.MonkeyPatch, target: str, err: int, mem: Path,
                     log.append("os.open")
                     raise exc
                 return real_os_open(path, flags, *a, **kw)
+
             mp.setattr(os, "open", os_open)
         else:
             raise AssertionError(target)
         yield
 
 
-TARGETS = ["os.open", "os.write", "os.write-partial", "file.write", "os.fsync", "os.replace",
-           "os.rename"]
+TARGETS = [
+    "os.open",
+    "os.write",
+    "os.write-partial",
+    "file.write",
+    "os.fsync",
+    "os.replace",
+    "os.rename",
+]
 
 
 # Disk errors anywhere in the write path; permission errors where they come from (open, rename).
 FAULTS = [(t, e) for t in TARGETS for e in (errno.ENOSPC, errno.EIO)] + [
-    (t, e) for t in ("os.open", "os.replace") for e in (errno.EROFS, errno.EACCES)]
+    (t, e) for t in ("os.open", "os.replace") for e in (errno.EROFS, errno.EACCES)
+]
 
 
-@pytest.mark.parametrize(("target", "err"), FAULTS,
-                         ids=[f"{t}-{errno.errorcode[e]}" for t, e in FAULTS])
+@pytest.mark.parametrize(
+    ("target", "err"), FAULTS, ids=[f"{t}-{errno.errorcode[e]}" for t, e in FAULTS]
+)
 @pytest.mark.parametrize("scenario", ["update", "create"])
-def test_write_fault(memory: Path, monkeypatch: pytest.MonkeyPatch, target: str, err: int,
-                     scenario: str) -> None:
+def test_write_fault(
+    memory: Path, monkeypatch: pytest.MonkeyPatch, target: str, err: int, scenario: str
+) -> None:
     mm = module("memory_manager")
     original = {p.name: p.read_bytes() for p in memory.iterdir()}
     session = SESSION if scenario == "update" else "2026-01-02-10-00"
@@ -209,16 +237,20 @@ def _namespace_ok() -> bool:
     if shutil.which("unshare") is None or shutil.which("mount") is None:
         return False
     try:
-        probe = subprocess.run(["unshare", "-m", "sh", "-c",
-                                "d=$(mktemp -d) && mount -t tmpfs -o size=64k tmpfs $d"],
-                               capture_output=True, timeout=20, check=False)
+        probe = subprocess.run(
+            ["unshare", "-m", "sh", "-c", "d=$(mktemp -d) && mount -t tmpfs -o size=64k tmpfs $d"],
+            capture_output=True,
+            timeout=20,
+            check=False,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return False
     return probe.returncode == 0
 
 
-NAMESPACE = pytest.mark.skipif(not _namespace_ok(),
-                               reason="needs `unshare -m` and mount (root in a sandbox that allows it)")
+NAMESPACE = pytest.mark.skipif(
+    not _namespace_ok(), reason="needs `unshare -m` and mount (root in a sandbox that allows it)"
+)
 
 NS_SCRIPT = r"""
 import errno, json, os, subprocess, sys
@@ -263,14 +295,16 @@ if kind == "full":
     # The loader hook with its cache on the full file system still emits its block.
     proj = work / "proj"
     (proj / ".claude" / "memory").mkdir(parents=True)
-    (proj / ".claude" / "memory" / "permanent_memory.md").write_bytes(Path(sys.argv[6]).read_bytes())
+    seed = Path(sys.argv[6]).read_bytes()
+    (proj / ".claude" / "memory" / "permanent_memory.md").write_bytes(seed)
     henv = dict(env, CLAUDE_PLUGIN_DATA=str(mnt / "cache"), CLAUDE_PROJECT_DIR=str(proj))
     hook = subprocess.run([python, loader, "hook"], input=json.dumps(
         {"session_id": "x", "hook_event_name": "UserPromptSubmit", "cwd": str(proj),
          "prompt": "p"}).encode(), capture_output=True, env=henv, timeout=60)
     load = subprocess.run([python, loader, "load", "--project-dir", str(proj)],
                           capture_output=True, env=henv, timeout=60)
-    results["hook"] = {"rc": hook.returncode, "out": hook.stdout.decode(), "err": hook.stderr.decode(),
+    results["hook"] = {"rc": hook.returncode, "out": hook.stdout.decode(),
+                       "err": hook.stderr.decode(),
                        "expected": load.stdout.decode()}
 elif kind == "readonly":
     subprocess.run(["mount", "--bind", str(mem), str(mem)], check=True)
@@ -279,7 +313,8 @@ elif kind == "readonly":
         results["runs"].append([label, save("NEW", session, "S2"), state()])
     ll = subprocess.run([python, manager, "load-last", "--memory-dir", str(mem), "--project-name",
                          "proj"], capture_output=True, env=env, timeout=60)
-    results["load_last"] = {"rc": ll.returncode, "out": ll.stdout.decode(), "err": ll.stderr.decode()}
+    results["load_last"] = {"rc": ll.returncode, "out": ll.stdout.decode(),
+                            "err": ll.stderr.decode()}
 print(json.dumps(results))
 """
 
@@ -289,9 +324,24 @@ def _in_namespace(tmp_path: Path, kind: str) -> dict[str, Any]:
     script.write_text(NS_SCRIPT)
     seed = tmp_path / "seed.md"
     seed.write_bytes(PERMANENT)
-    proc = subprocess.run(["unshare", "-m", sys.executable, str(script), sys.executable,
-                           str(MANAGER), str(LOADER), str(tmp_path), kind, str(seed)],
-                          capture_output=True, env=isolated_env(tmp_path), timeout=240, check=False)
+    proc = subprocess.run(
+        [
+            "unshare",
+            "-m",
+            sys.executable,
+            str(script),
+            sys.executable,
+            str(MANAGER),
+            str(LOADER),
+            str(tmp_path),
+            kind,
+            str(seed),
+        ],
+        capture_output=True,
+        env=isolated_env(tmp_path),
+        timeout=240,
+        check=False,
+    )
     assert proc.returncode == 0, proc.stderr.decode()[-3000:]
     return json.loads(proc.stdout)  # type: ignore[no-any-return]
 
@@ -337,6 +387,7 @@ def _as_nobody() -> Any:
     def demote() -> None:
         os.setgid(65534)
         os.setuid(65534)
+
     return demote
 
 
@@ -352,25 +403,52 @@ def test_unwritable_memory_dir_as_unprivileged_user(tmp_path: Path) -> None:
         src = base / "in.json"
         src.write_text(json.dumps(_payload("ORIGINAL")))
         src.chmod(0o644)
-        assert run(MANAGER, ["save", "--memory-dir", str(mem), "--input", str(src)],
-                   env=env).code == 0
+        assert (
+            run(MANAGER, ["save", "--memory-dir", str(mem), "--input", str(src)], env=env).code == 0
+        )
         before = {p.name: p.read_bytes() for p in mem.iterdir()}
         mem.chmod(0o555)
         for p in mem.iterdir():
             p.chmod(0o444)
         for session in (SESSION, "2026-01-02-10-00"):
             src.write_text(json.dumps(_payload("NEW", session, "S2")))
-            proc = subprocess.run([sys.executable, str(MANAGER), "save", "--memory-dir", str(mem),
-                                   "--input", str(src)], capture_output=True, env=env, timeout=60,
-                                  preexec_fn=_as_nobody(), check=False)
+            proc = subprocess.run(
+                [
+                    sys.executable,
+                    str(MANAGER),
+                    "save",
+                    "--memory-dir",
+                    str(mem),
+                    "--input",
+                    str(src),
+                ],
+                capture_output=True,
+                env=env,
+                timeout=60,
+                preexec_fn=_as_nobody(),
+                check=False,
+            )
             err = proc.stderr.decode()
             assert "Traceback" not in err, err
             assert proc.returncode == 1, (proc.returncode, err)
             assert len(stderr_lines(err)) == 1 and "Permission denied" in err, err
             assert {p.name: p.read_bytes() for p in mem.iterdir()} == before
-        proc = subprocess.run([sys.executable, str(MANAGER), "load-last", "--memory-dir", str(mem),
-                               "--project-name", "proj"], capture_output=True, env=env, timeout=60,
-                              preexec_fn=_as_nobody(), check=False)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                str(MANAGER),
+                "load-last",
+                "--memory-dir",
+                str(mem),
+                "--project-name",
+                "proj",
+            ],
+            capture_output=True,
+            env=env,
+            timeout=60,
+            preexec_fn=_as_nobody(),
+            check=False,
+        )
         assert proc.returncode == 0 and proc.stdout.decode().startswith(SESSION_STAMP), proc
     finally:
         for p in [base, *base.rglob("*")]:
@@ -404,9 +482,18 @@ def test_memory_dir_symlink_works(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     ll = call_main(mm, ["load-last", "--memory-dir", str(link), "--project-name", "proj"])
     assert ll.code == 0 and "SECOND" in ll.out and "- S1: THROUGH LINK" in ll.out, ll.out
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(proj))
-    hook = call_main(mm, ["hook"], stdin=json.dumps(
-        {"session_id": "s", "hook_event_name": "SessionStart", "source": "startup",
-         "cwd": str(proj)}).encode())
+    hook = call_main(
+        mm,
+        ["hook"],
+        stdin=json.dumps(
+            {
+                "session_id": "s",
+                "hook_event_name": "SessionStart",
+                "source": "startup",
+                "cwd": str(proj),
+            }
+        ).encode(),
+    )
     assert hook.code == 0 and "SECOND" in hook.out, (hook.out, hook.err)
 
 
@@ -457,12 +544,16 @@ def test_snapshot_symlink_to_outside_file(tmp_path: Path, monkeypatch: pytest.Mo
     assert "OUTSIDE-SECRET-CONTENT" not in ll.out, "load-last followed a link out of the memory dir"
     assert "OLDER REAL ONE" in ll.out, "the next newest real snapshot should be shown"
     assert len(stderr_lines(ll.err)) == 1, ll.err
-    for argv in (["list", "--memory-dir", str(mem)],
-                 ["list", "--memory-dir", str(mem), "--project-name", "proj"]):
+    for argv in (
+        ["list", "--memory-dir", str(mem)],
+        ["list", "--memory-dir", str(mem), "--project-name", "proj"],
+    ):
         res = call_main(mm, argv)
         assert res.code == 0 and "OUTSIDE-SECRET-CONTENT" not in res.out
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(proj))
-    hook = call_main(mm, ["hook"], stdin=b'{"hook_event_name": "SessionStart", "source": "startup"}')
+    hook = call_main(
+        mm, ["hook"], stdin=b'{"hook_event_name": "SessionStart", "source": "startup"}'
+    )
     assert hook.code == 0 and "OUTSIDE-SECRET-CONTENT" not in hook.out
     # Saving that session: the outside file is never written through nor merged from.
     res = _save(mm, mem, _payload("NEW", "2026-06-01-10-00", "S2"))
@@ -481,8 +572,9 @@ def test_snapshot_symlink_to_outside_file(tmp_path: Path, monkeypatch: pytest.Mo
 
 def _hook_payload(proj: Path, session: str, event: str = "UserPromptSubmit") -> bytes:
     extra = {"prompt": "p"} if event == "UserPromptSubmit" else {"source": "startup"}
-    return json.dumps({"session_id": session, "hook_event_name": event, "cwd": str(proj),
-                       **extra}).encode()
+    return json.dumps(
+        {"session_id": session, "hook_event_name": event, "cwd": str(proj), **extra}
+    ).encode()
 
 
 @pytest.fixture
@@ -496,8 +588,16 @@ def loader_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return proj
 
 
-CORRUPTIONS = ["empty", "half", "garbage", "flip-byte", "directory", "dangling-link",
-               "wrong-json", "nul"]
+CORRUPTIONS = [
+    "empty",
+    "half",
+    "garbage",
+    "flip-byte",
+    "directory",
+    "dangling-link",
+    "wrong-json",
+    "nul",
+]
 
 
 def _corrupt(path: Path, how: str) -> None:
@@ -510,7 +610,7 @@ def _corrupt(path: Path, how: str) -> None:
         path.write_bytes(os.urandom(max(64, len(data))))
     elif how == "flip-byte":
         i = len(data) // 2
-        path.write_bytes(data[:i] + bytes([data[i] ^ 0x20 or 0x41]) + data[i + 1:])
+        path.write_bytes(data[:i] + bytes([data[i] ^ 0x20 or 0x41]) + data[i + 1 :])
     elif how == "directory":
         path.unlink()
         path.mkdir()
@@ -524,8 +624,9 @@ def _corrupt(path: Path, how: str) -> None:
 
 
 @pytest.mark.parametrize("how", CORRUPTIONS)
-def test_loader_cache_corrupted(loader_project: Path, tmp_path: Path,
-                                monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+def test_loader_cache_corrupted(
+    loader_project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
     pm = module("permanent_memory")
     cache = tmp_path / "plugin-data"
     monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(cache))
@@ -547,7 +648,8 @@ def test_loader_cache_corrupted(loader_project: Path, tmp_path: Path,
     again = call_main(pm, ["hook"], stdin=_hook_payload(loader_project, "prime"))
     assert again.code == 0 and again.out in ("", expected), again.out
     assert sorted(p.name for p in (loader_project / ".claude" / "memory").iterdir()) == [
-        "permanent_memory.md"]
+        "permanent_memory.md"
+    ]
 
 
 @pytest.mark.parametrize("how", ["file-not-dir", "under-a-file", "dev-null", "no-home"])
@@ -594,9 +696,15 @@ def test_loader_cache_dir_unreadable_as_unprivileged_user(tmp_path: Path) -> Non
         env["CLAUDE_PLUGIN_DATA"] = str(cache)
         expected = run(LOADER, ["load", "--project-dir", str(proj)], env=env).out
         for session in ("a", "b"):
-            proc = subprocess.run([sys.executable, str(LOADER), "hook"],
-                                  input=_hook_payload(proj, session), capture_output=True,
-                                  env=env, timeout=60, preexec_fn=_as_nobody(), check=False)
+            proc = subprocess.run(
+                [sys.executable, str(LOADER), "hook"],
+                input=_hook_payload(proj, session),
+                capture_output=True,
+                env=env,
+                timeout=60,
+                preexec_fn=_as_nobody(),
+                check=False,
+            )
             assert "Traceback" not in proc.stderr.decode(), proc.stderr
             assert proc.returncode == 0 and proc.stdout.decode() == expected, proc
     finally:
@@ -622,9 +730,12 @@ BAD_OPTIONS = [
 ]
 
 
-@pytest.mark.parametrize(("name", "value"), BAD_OPTIONS, ids=[f"{n[21:]}={v!r}" for n, v in BAD_OPTIONS])
-def test_loader_hook_option_out_of_range(loader_project: Path, tmp_path: Path, name: str,
-                                         value: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "value"), BAD_OPTIONS, ids=[f"{n[21:]}={v!r}" for n, v in BAD_OPTIONS]
+)
+def test_loader_hook_option_out_of_range(
+    loader_project: Path, tmp_path: Path, name: str, value: str
+) -> None:
     env = isolated_env(tmp_path)
     expected = run(LOADER, ["load", "--project-dir", str(loader_project)], env=env).out
     env[name] = value
@@ -637,7 +748,9 @@ def test_loader_hook_option_out_of_range(loader_project: Path, tmp_path: Path, n
         assert res.err.strip(), "bad option value ignored without a note"
     else:
         assert res.out.startswith(LOADER_STAMP), (res.out, res.err)
-    mres = run(MANAGER, ["hook"], env=env, stdin=_hook_payload(loader_project, "opt", "SessionStart"))
+    mres = run(
+        MANAGER, ["hook"], env=env, stdin=_hook_payload(loader_project, "opt", "SessionStart")
+    )
     assert_no_traceback(mres, "manager hook")
     assert mres.code == 0
 
@@ -669,8 +782,10 @@ def test_loader_special_file(tmp_path: Path, kind: str) -> None:
     (proj / ".claude" / "memory").mkdir(parents=True)
     _make_special(proj / ".claude" / "memory" / "permanent_memory.md", kind)
     env = isolated_env(tmp_path)
-    for args, stdin in ((["hook"], _hook_payload(proj, "x")),
-                        (["load", "--project-dir", str(proj)], b"")):
+    for args, stdin in (
+        (["hook"], _hook_payload(proj, "x")),
+        (["load", "--project-dir", str(proj)], b""),
+    ):
         try:
             res = run(LOADER, args, env=env, stdin=stdin, timeout=8)
         except subprocess.TimeoutExpired:
@@ -694,8 +809,11 @@ def test_manager_special_snapshot(tmp_path: Path, kind: str) -> None:
     src.write_text(json.dumps(_payload("REAL OLDER ONE")))
     assert run(MANAGER, ["save", "--memory-dir", str(mem), "--input", str(src)], env=env).code == 0
     _make_special(mem / "2026-06-01-10-00-proj.md", kind)
-    for args in (["load-last", "--memory-dir", str(mem), "--project-name", "proj"],
-                 ["list", "--memory-dir", str(mem)], ["hook"]):
+    for args in (
+        ["load-last", "--memory-dir", str(mem), "--project-name", "proj"],
+        ["list", "--memory-dir", str(mem)],
+        ["hook"],
+    ):
         stdin = _hook_payload(tmp_path / "proj", "x", "SessionStart") if args == ["hook"] else b""
         try:
             res = run(MANAGER, args, env=env, stdin=stdin, timeout=8, cwd=tmp_path / "proj")
@@ -708,8 +826,9 @@ def test_manager_special_snapshot(tmp_path: Path, kind: str) -> None:
     # Saving into that session must fail cleanly, never write through or replace a non-file.
     src.write_text(json.dumps(_payload("NEW", "2026-06-01-10-00", "S2")))
     try:
-        res = run(MANAGER, ["save", "--memory-dir", str(mem), "--input", str(src)], env=env,
-                  timeout=8)
+        res = run(
+            MANAGER, ["save", "--memory-dir", str(mem), "--input", str(src)], env=env, timeout=8
+        )
     except subprocess.TimeoutExpired:
         pytest.fail(f"save hung on a {kind}")
     assert_no_traceback(res, "save")
@@ -726,9 +845,12 @@ def test_save_over_corrupt_same_session_keeps_it(tmp_path: Path) -> None:
     src.write_text(json.dumps(_payload("ORIGINAL")))
     assert run(MANAGER, ["save", "--memory-dir", str(mem), "--input", str(src)], env=env).code == 0
     snap = mem / f"{SESSION}-proj.md"
-    for corrupt in (b"---\nstatus: [unclosed\n---\n\n## Session summary\nprecious hand edit\n",
-                    b"\xff\xfe not utf-8 \x00", b"---\n- a list\n---\nbody\n",
-                    b"---\n!!python/object/apply:os.system [x]\n---\n"):
+    for corrupt in (
+        b"---\nstatus: [unclosed\n---\n\n## Session summary\nprecious hand edit\n",
+        b"\xff\xfe not utf-8 \x00",
+        b"---\n- a list\n---\nbody\n",
+        b"---\n!!python/object/apply:os.system [x]\n---\n",
+    ):
         snap.write_bytes(corrupt)
         src.write_text(json.dumps(_payload("NEW", step="S2")))
         res = run(MANAGER, ["save", "--memory-dir", str(mem), "--input", str(src)], env=env)

@@ -9,8 +9,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 from hardening_support import (
     HOOK_LIMIT,
     LOADER_STAMP,
@@ -22,27 +20,96 @@ from hardening_support import (
     output_problems,
     token_count,
 )
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 # Fragments that matter to these formats, mixed with arbitrary text.
 LOADER_FRAGMENTS = [
-    "## Epic: ", "## Epic: FEAT-1 — ", "## Epic: X -- y", "##Epic:", "### ", "#", "## ",
-    "### Architectural decisions", "### Gotchas discovered", "### Tentative (low)",
-    "### Patterns that worked", "### Anti-patterns to avoid", "### Conflicts encountered",
-    "**Completed:** ", "2026-05-01T00:00:00Z", "9999-99-99", "<!-- af-memory:v2 -->",
-    "- [decision] ", "- [gotcha] ", " (confidence: 0.9)", "- ", "* ", "1. ", "```", "~~~",
-    "</system-reminder>", "<x>", "[permanent-memory | trust:user]", "[a|trust:b]", "\x1b[31m",
-    "\u200b", "\u202e", "\ufeff", "\r\n", "\r", "\t", "\x00", "ghp_" + "a" * 36,
-    "password=hunter2", "AKIAIOSFODNN7EXAMPLE", "-----BEGIN PRIVATE KEY-----", "—", "–", "…",
+    "## Epic: ",
+    "## Epic: FEAT-1 — ",
+    "## Epic: X -- y",
+    "##Epic:",
+    "### ",
+    "#",
+    "## ",
+    "### Architectural decisions",
+    "### Gotchas discovered",
+    "### Tentative (low)",
+    "### Patterns that worked",
+    "### Anti-patterns to avoid",
+    "### Conflicts encountered",
+    "**Completed:** ",
+    "2026-05-01T00:00:00Z",
+    "9999-99-99",
+    "<!-- af-memory:v2 -->",
+    "- [decision] ",
+    "- [gotcha] ",
+    " (confidence: 0.9)",
+    "- ",
+    "* ",
+    "1. ",
+    "```",
+    "~~~",
+    "</system-reminder>",
+    "<x>",
+    "[permanent-memory | trust:user]",
+    "[a|trust:b]",
+    "\x1b[31m",
+    "\u200b",
+    "\u202e",
+    "\ufeff",
+    "\r\n",
+    "\r",
+    "\t",
+    "\x00",
+    "ghp_" + "a" * 36,
+    "password=hunter2",
+    "AKIAIOSFODNN7EXAMPLE",
+    "-----BEGIN PRIVATE KEY-----",
+    "—",
+    "\u2013",
+    "…",
 ]
 SNAPSHOT_FRAGMENTS = [
-    "---", "---\n", "schema_version: 1.1", "project-name: proj", "session: 2026-01-01-10-00",
-    "status: in-progress", "status: [", "mode: express", "last-checkpoint: CP-S1",
-    "checkpoints-approved: [CP-S0]", "checkpoint_decisions: {CP-S0: {option: A}}",
-    "updated_at: '2026-01-01T00:00:00Z'", "last_session_at: 2026-01-01", "&a [1]", "*a", "!!python/object:os.system",
-    "!!binary", "? ", ": ", "- ", "## Session summary", "## Steps completed", "## Active state",
-    "## Key decisions", "- S0: x", "- S10:", "\\## Session summary", "</system-reminder>",
-    "[session-memory | trust:user]", "\x1b[2J", "\u202e", "\ufeff", "\r\n", "\t", "\x00", "'", '"',
-    "%YAML 1.1", "...",
+    "---",
+    "---\n",
+    "schema_version: 1.1",
+    "project-name: proj",
+    "session: 2026-01-01-10-00",
+    "status: in-progress",
+    "status: [",
+    "mode: express",
+    "last-checkpoint: CP-S1",
+    "checkpoints-approved: [CP-S0]",
+    "checkpoint_decisions: {CP-S0: {option: A}}",
+    "updated_at: '2026-01-01T00:00:00Z'",
+    "last_session_at: 2026-01-01",
+    "&a [1]",
+    "*a",
+    "!!python/object:os.system",
+    "!!binary",
+    "? ",
+    ": ",
+    "- ",
+    "## Session summary",
+    "## Steps completed",
+    "## Active state",
+    "## Key decisions",
+    "- S0: x",
+    "- S10:",
+    "\\## Session summary",
+    "</system-reminder>",
+    "[session-memory | trust:user]",
+    "\x1b[2J",
+    "\u202e",
+    "\ufeff",
+    "\r\n",
+    "\t",
+    "\x00",
+    "'",
+    '"',
+    "%YAML 1.1",
+    "...",
 ]
 
 
@@ -56,8 +123,10 @@ def _doc(fragments: list[str], head: str = "") -> st.SearchStrategy[str]:
     return st.one_of(doc, doc.map(lambda s: head + s))
 
 
-SNAP_HEAD = ("---\nschema_version: 1.1\nproject-name: proj\nsession: 2026-01-01-10-00\n"
-             "status: in-progress\nlast-checkpoint: CP-S1\n")
+SNAP_HEAD = (
+    "---\nschema_version: 1.1\nproject-name: proj\nsession: 2026-01-01-10-00\n"
+    "status: in-progress\nlast-checkpoint: CP-S1\n"
+)
 EPIC_HEAD = "## Epic: F-1 — intent\n**Completed:** 2026-01-01\n### Gotchas discovered\n- g\n"
 
 
@@ -112,13 +181,27 @@ def test_loader_main_any_file(monkeypatch: Any) -> None:
         seen = {"exact": 0, "nonempty": 0}
 
         @settings(suppress_health_check=[HealthCheck.too_slow])
-        @given(st.one_of(_doc(LOADER_FRAGMENTS, EPIC_HEAD).map(lambda s: s.encode("utf-8", "surrogatepass")),
-                         st.binary(max_size=2000)),
-               st.integers(min_value=40, max_value=400))
+        @given(
+            st.one_of(
+                _doc(LOADER_FRAGMENTS, EPIC_HEAD).map(lambda s: s.encode("utf-8", "surrogatepass")),
+                st.binary(max_size=2000),
+            ),
+            st.integers(min_value=40, max_value=400),
+        )
         def prop(data: bytes, cap: int) -> None:
             target.write_bytes(data)
-            res = call_main(pm, ["load", "--project-dir", str(target.parents[2]), "--hard-cap",
-                                 str(cap), "--target", str(min(cap, 120))])
+            res = call_main(
+                pm,
+                [
+                    "load",
+                    "--project-dir",
+                    str(target.parents[2]),
+                    "--hard-cap",
+                    str(cap),
+                    "--target",
+                    str(min(cap, 120)),
+                ],
+            )
             assert "Traceback" not in res.err
             assert res.code == 0, res.err
             if not res.out:
@@ -143,11 +226,19 @@ def test_manager_load_last_any_file(monkeypatch: Any) -> None:
         memory.mkdir()
         target = memory / "2026-01-01-10-00-proj.md"
 
-        @given(st.one_of(_doc(SNAPSHOT_FRAGMENTS, SNAP_HEAD).map(lambda s: s.encode("utf-8", "surrogatepass")),
-                         st.binary(max_size=2000)))
+        @given(
+            st.one_of(
+                _doc(SNAPSHOT_FRAGMENTS, SNAP_HEAD).map(
+                    lambda s: s.encode("utf-8", "surrogatepass")
+                ),
+                st.binary(max_size=2000),
+            )
+        )
         def prop(data: bytes) -> None:
             target.write_bytes(data)
-            res = call_main(mm, ["load-last", "--memory-dir", str(memory), "--project-name", "proj"])
+            res = call_main(
+                mm, ["load-last", "--memory-dir", str(memory), "--project-name", "proj"]
+            )
             assert "Traceback" not in res.err
             assert res.code == 0, res.err
             if res.out.startswith(SESSION_STAMP):
@@ -166,28 +257,46 @@ def test_manager_load_last_any_file(monkeypatch: Any) -> None:
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=40),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10),
-                                                                       children, max_size=4),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4)
+    ),
     max_leaves=12,
 )
 TRAVERSAL = "../" * 12 + "tmp/hardening-traversal-marker"
-HOOK_KEYS = ["session_id", "transcript_path", "cwd", "hook_event_name", "prompt", "source",
-             "permission_mode"]
+HOOK_KEYS = [
+    "session_id",
+    "transcript_path",
+    "cwd",
+    "hook_event_name",
+    "prompt",
+    "source",
+    "permission_mode",
+]
 
 
 def _hook_payloads(proj: str) -> st.SearchStrategy[bytes]:
     plausible = st.fixed_dictionaries(
         {},
         optional={
-            "session_id": st.one_of(st.text(max_size=60), json_values,
-                                    st.sampled_from([TRAVERSAL, "/etc/passwd", "../" * 12 + "x", "a\x00b",
-                                                     "x" * 300, ".", "..", ""])),
-            "cwd": st.one_of(st.just(proj), st.text(max_size=30), json_values,
-                             st.sampled_from(["/", "", "\x00", "/nonexistent", proj + "/.."])),
-            "hook_event_name": st.one_of(st.sampled_from(["SessionStart", "UserPromptSubmit",
-                                                          "Stop", ""]), json_values),
-            "source": st.one_of(st.sampled_from(["startup", "resume", "clear", "compact"]),
-                                json_values),
+            "session_id": st.one_of(
+                st.text(max_size=60),
+                json_values,
+                st.sampled_from(
+                    [TRAVERSAL, "/etc/passwd", "../" * 12 + "x", "a\x00b", "x" * 300, ".", "..", ""]
+                ),
+            ),
+            "cwd": st.one_of(
+                st.just(proj),
+                st.text(max_size=30),
+                json_values,
+                st.sampled_from(["/", "", "\x00", "/nonexistent", proj + "/.."]),
+            ),
+            "hook_event_name": st.one_of(
+                st.sampled_from(["SessionStart", "UserPromptSubmit", "Stop", ""]), json_values
+            ),
+            "source": st.one_of(
+                st.sampled_from(["startup", "resume", "clear", "compact"]), json_values
+            ),
             "prompt": st.one_of(st.text(max_size=50), json_values),
             "transcript_path": st.one_of(st.text(max_size=30), json_values),
         },
@@ -208,10 +317,12 @@ def _hook_fuzz(monkeypatch: Any, mod_name: str, limit: int, stamp: str) -> dict[
         proj = Path(tmp) / "proj"
         (proj / ".claude" / "memory").mkdir(parents=True)
         (proj / ".claude" / "memory" / "permanent_memory.md").write_bytes(
-            (Path(__file__).parent / "corpus" / "permanent" / "seed-example.md").read_bytes())
+            (Path(__file__).parent / "corpus" / "permanent" / "seed-example.md").read_bytes()
+        )
         (proj / "memory").mkdir()
         (proj / "memory" / "2026-01-01-10-00-proj.md").write_bytes(
-            (Path(__file__).parent / "corpus" / "snapshot" / "snap-valid.md").read_bytes())
+            (Path(__file__).parent / "corpus" / "snapshot" / "snap-valid.md").read_bytes()
+        )
         outside_before = set(os.listdir(tmp))
 
         @given(_hook_payloads(str(proj)), st.booleans())
@@ -257,13 +368,28 @@ def test_hooks_stdin_subprocess(tmp_path: Path) -> None:
     proj = tmp_path / "proj"
     (proj / ".claude" / "memory").mkdir(parents=True)
     (proj / ".claude" / "memory" / "permanent_memory.md").write_bytes(
-        (Path(__file__).parent / "corpus" / "permanent" / "seed-example.md").read_bytes())
+        (Path(__file__).parent / "corpus" / "permanent" / "seed-example.md").read_bytes()
+    )
     env = isolated_env(tmp_path)
-    payloads = [b"", b"\xff\xfe\x00garbage", b"null", b"[]", b'"str"', b"{" * 10_000,
-                b'{"session_id": "../../../x", "cwd": "' + str(proj).encode() + b'"}',
-                json.dumps({"session_id": "s", "cwd": str(proj), "hook_event_name":
-                            "UserPromptSubmit", "prompt": "\x00" * 1000}).encode(),
-                b'{"cwd": 5, "session_id": {"a": 1}}', b"\x00" * 100_000]
+    payloads = [
+        b"",
+        b"\xff\xfe\x00garbage",
+        b"null",
+        b"[]",
+        b'"str"',
+        b"{" * 10_000,
+        b'{"session_id": "../../../x", "cwd": "' + str(proj).encode() + b'"}',
+        json.dumps(
+            {
+                "session_id": "s",
+                "cwd": str(proj),
+                "hook_event_name": "UserPromptSubmit",
+                "prompt": "\x00" * 1000,
+            }
+        ).encode(),
+        b'{"cwd": 5, "session_id": {"a": 1}}',
+        b"\x00" * 100_000,
+    ]
     for script, limit in ((LOADER, HOOK_LIMIT), (MANAGER, MANAGER_HOOK_LIMIT)):
         for payload in payloads:
             res = run(script, ["hook"], env=env, stdin=payload, cwd=tmp_path, timeout=30)

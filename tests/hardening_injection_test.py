@@ -64,27 +64,51 @@ CONFUSABLES = {
 
 SECRETS = {
     "aws-key-id": ("AKIAIOSFODNN7EXAMPLE", "key id AKIAIOSFODNN7EXAMPLE"),
-    "aws-secret": ("wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-                   "aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
-    "aws-secret-env": ("Zr8Xk2Lm9Qp4Vn7Bt1Yc6Hd3Fg5Js0WaEuIoRtMa",
-                       "export AWS_SECRET_ACCESS_KEY=Zr8Xk2Lm9Qp4Vn7Bt1Yc6Hd3Fg5Js0WaEuIoRtMa"),
-    "google": ("AIzaSyA1234567890abcdefghijklmnopqrstuv", "AIzaSyA1234567890abcdefghijklmnopqrstuv"),
-    "ghp": ("ghp_abcdefghijklmnopqrstuvwxyz0123456789", "gh ghp_abcdefghijklmnopqrstuvwxyz0123456789"),
-    "gho": ("gho_ZYXWVUTSRQPONMLKJIHGFEDCBA9876543210", "oauth gho_ZYXWVUTSRQPONMLKJIHGFEDCBA9876543210"),
-    "github-pat": ("github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz",
-                   "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz"),
-    "slack-bot": ("xoxb-123456789012-1234567890123-abcdefghijklmnop",
-                  "xoxb-123456789012-1234567890123-abcdefghijklmnop"),
-    "slack-user": ("xoxp-123456789012-123456789012-123456789012-0123456789abcdef0123456789abcdef",
-                   "xoxp-123456789012-123456789012-123456789012-0123456789abcdef0123456789abcdef"),
-    "slack-webhook": ("https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
-                      "post to https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX"),
-    "private-key-rsa": ("MIIEpAIBAAKCAQEA7bq98sAmPleKey",
-                        "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7bq98sAmPleKey\n"
-                        "-----END RSA PRIVATE KEY-----"),
-    "private-key-pkcs8": ("MIIEvgIBADANBgkqhkiG9w0BAQEFAAS",
-                          "-----BEGIN PRIVATE KEY-----MIIEvgIBADANBgkqhkiG9w0BAQEFAAS"
-                          "-----END PRIVATE KEY-----"),
+    "aws-secret": (
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    ),
+    "aws-secret-env": (
+        "Zr8Xk2Lm9Qp4Vn7Bt1Yc6Hd3Fg5Js0WaEuIoRtMa",
+        "export AWS_SECRET_ACCESS_KEY=Zr8Xk2Lm9Qp4Vn7Bt1Yc6Hd3Fg5Js0WaEuIoRtMa",
+    ),
+    "google": (
+        "AIzaSyA1234567890abcdefghijklmnopqrstuv",
+        "AIzaSyA1234567890abcdefghijklmnopqrstuv",
+    ),
+    "ghp": (
+        "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+        "gh ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+    ),
+    "gho": (
+        "gho_ZYXWVUTSRQPONMLKJIHGFEDCBA9876543210",
+        "oauth gho_ZYXWVUTSRQPONMLKJIHGFEDCBA9876543210",
+    ),
+    "github-pat": (
+        "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz",
+        "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz",
+    ),
+    "slack-bot": (
+        "xoxb-123456789012-1234567890123-abcdefghijklmnop",
+        "xoxb-123456789012-1234567890123-abcdefghijklmnop",
+    ),
+    "slack-user": (
+        "xoxp-123456789012-123456789012-123456789012-0123456789abcdef0123456789abcdef",
+        "xoxp-123456789012-123456789012-123456789012-0123456789abcdef0123456789abcdef",
+    ),
+    "slack-webhook": (
+        "https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
+        "post to https://hooks.slack.com/services/T00000000/B00000000/XXXXXXXXXXXXXXXXXXXXXXXX",
+    ),
+    "private-key-rsa": (
+        "MIIEpAIBAAKCAQEA7bq98sAmPleKey",
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7bq98sAmPleKey\n"
+        "-----END RSA PRIVATE KEY-----",
+    ),
+    "private-key-pkcs8": (
+        "MIIEvgIBADANBgkqhkiG9w0BAQEFAAS",
+        "-----BEGIN PRIVATE KEY-----MIIEvgIBADANBgkqhkiG9w0BAQEFAAS-----END PRIVATE KEY-----",
+    ),
     "password-eq": ("hunter2-correct-horse", "password=hunter2-correct-horse"),
     "password-quoted": ("s3cr3t p@ss w0rd", 'password: "s3cr3t p@ss w0rd"'),
     "password-json": ("Tr0ub4dor&3x", '{"password": "Tr0ub4dor&3x"}'),
@@ -97,8 +121,10 @@ SECRETS_PREFIXED = {
     "db-password-env": ("Pg-Pass-4471-secret", "DB_PASSWORD=Pg-Pass-4471-secret"),
     "stripe-api-key-env": ("plainvalue8812abc", "STRIPE_API_KEY=plainvalue8812abc"),
     "github-token-env": ("tokvalue-5521-xyz", "GITHUB_TOKEN=tokvalue-5521-xyz"),
-    "slack-refresh": ("xoxe-1-My0xLTQ2MjE0ODk1Mjc0LTQ2MjE0ODk1",
-                      "xoxe-1-My0xLTQ2MjE0ODk1Mjc0LTQ2MjE0ODk1"),
+    "slack-refresh": (
+        "xoxe-1-My0xLTQ2MjE0ODk1Mjc0LTQ2MjE0ODk1",
+        "xoxe-1-My0xLTQ2MjE0ODk1Mjc0LTQ2MjE0ODk1",
+    ),
 }
 
 
@@ -129,17 +155,27 @@ def _loader_outputs(tmp: Path, text: str, which: str = "all") -> dict[str, Any]:
     (proj / ".claude" / "memory").mkdir(parents=True, exist_ok=True)
     (proj / ".claude" / "memory" / "permanent_memory.md").write_text(text, encoding="utf-8")
     outs = {
-        "load": call_main(pm, ["load", "--project-dir", str(proj), "--now", "2026-06-01T00:00:00Z"]),
+        "load": call_main(
+            pm, ["load", "--project-dir", str(proj), "--now", "2026-06-01T00:00:00Z"]
+        ),
     }
     if which == "all":
         outs["json"] = call_main(pm, ["load", "--project-dir", str(proj), "--format", "json"])
     if which in ("all", "block"):
         outs["explain"] = call_main(pm, ["load", "--project-dir", str(proj), "--explain"])
-    events = {"all": ("UserPromptSubmit", "SessionStart"), "block": ("UserPromptSubmit",),
-              "load": ()}[which]
+    events = {
+        "all": ("UserPromptSubmit", "SessionStart"),
+        "block": ("UserPromptSubmit",),
+        "load": (),
+    }[which]
     for i, event in enumerate(events):
-        payload = {"session_id": f"inj-{i}", "hook_event_name": event, "cwd": str(proj),
-                   "prompt": "p", "source": "startup"}
+        payload = {
+            "session_id": f"inj-{i}",
+            "hook_event_name": event,
+            "cwd": str(proj),
+            "prompt": "p",
+            "source": "startup",
+        }
         outs[event] = call_main(pm, ["hook"], stdin=json.dumps(payload).encode())
     for what, res in outs.items():
         assert_no_traceback(res, what)
@@ -151,8 +187,14 @@ def _loader_outputs(tmp: Path, text: str, which: str = "all") -> dict[str, Any]:
 def test_loader_neutralises(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _clean_env(monkeypatch, tmp_path)
     payload = HOSTILE[name]
-    text = _permanent({"intent": f"a {payload} b", "decisions": f"x {payload} y",
-                       "gotchas": f"- {payload}", "v2": payload})
+    text = _permanent(
+        {
+            "intent": f"a {payload} b",
+            "decisions": f"x {payload} y",
+            "gotchas": f"- {payload}",
+            "v2": payload,
+        }
+    )
     outs = _loader_outputs(tmp_path, text, "block")
     block = outs["load"].out
     assert block.startswith(LOADER_STAMP + "\n")
@@ -165,8 +207,9 @@ def test_loader_neutralises(name: str, tmp_path: Path, monkeypatch: pytest.Monke
 
 
 @pytest.mark.parametrize("name", list(CONFUSABLES))
-def test_loader_neutralises_confusables(name: str, tmp_path: Path,
-                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_loader_neutralises_confusables(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     _clean_env(monkeypatch, tmp_path)
     payload = CONFUSABLES[name]
     outs = _loader_outputs(tmp_path, _permanent({"decisions": payload}), "load")
@@ -176,8 +219,9 @@ def test_loader_neutralises_confusables(name: str, tmp_path: Path,
 
 
 @pytest.mark.parametrize("name", list(CONFUSABLES))
-def test_manager_neutralises_confusables(name: str, tmp_path: Path,
-                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_manager_neutralises_confusables(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     mm = module("memory_manager")
     _clean_env(monkeypatch, tmp_path)
     proj = tmp_path / "proj"
@@ -198,8 +242,9 @@ def test_loader_redacts(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPat
     _clean_env(monkeypatch, tmp_path)
     raw, text = {**SECRETS, **SECRETS_PREFIXED}[name]
     one_line = text.replace("\n", " ")
-    perm = _permanent({"intent": one_line, "decisions": one_line, "gotchas": f"- {text}",
-                       "v2": one_line})
+    perm = _permanent(
+        {"intent": one_line, "decisions": one_line, "gotchas": f"- {text}", "v2": one_line}
+    )
     outs = _loader_outputs(tmp_path, perm)
     assert "[REDACTED]" in outs["load"].out, outs["load"].out
     leaked = [w for w, r in outs.items() if raw in r.out or raw in r.err]
@@ -220,7 +265,7 @@ def test_loader_redacts_before_cutting(tmp_path: Path, monkeypatch: pytest.Monke
         outs = _loader_outputs(tmp_path / f"o{offset}", _permanent({"decisions": line}), "load")
         block = outs["load"].out
         for i in range(0, len(token) - 11):
-            assert token[i:i + 12] not in block, f"offset {offset}: {token[i:i + 12]!r} leaked"
+            assert token[i : i + 12] not in block, f"offset {offset}: {token[i : i + 12]!r} leaked"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -238,27 +283,54 @@ def _save(mm: Any, memory: Path, payload: dict[str, Any]) -> Any:
 def _full_payload(text: str, session: str = "2026-01-01-10-00") -> dict[str, Any]:
     one_line = text.replace("\n", " ")  # target_dir and IDs are single-line fields
     return {
-        "project_name": "proj", "session_timestamp": session, "mode": "architect",
-        "status": "in-progress", "last_checkpoint": "CP-S1", "checkpoints_approved": ["CP-S0"],
+        "project_name": "proj",
+        "session_timestamp": session,
+        "mode": "architect",
+        "status": "in-progress",
+        "last_checkpoint": "CP-S1",
+        "checkpoints_approved": ["CP-S0"],
         "checkpoint_decisions": {"CP-S0": {"option": "A", "note": text}},
-        "target_dir": one_line, "session_summary": f"summary {text}",
+        "target_dir": one_line,
+        "session_summary": f"summary {text}",
         "steps_completed": {"S0": text, "S1": f"before {text} after"},
-        "active_state": text, "key_decisions": [text, f"k {text}"],
+        "active_state": text,
+        "key_decisions": [text, f"k {text}"],
     }
 
 
 def _manager_outputs(mm: Any, proj: Path, memory: Path) -> dict[str, Any]:
     outs = {
-        "load-last": call_main(mm, ["load-last", "--memory-dir", str(memory), "--project-name",
-                                    "proj"]),
-        "load-last-json": call_main(mm, ["load-last", "--memory-dir", str(memory),
-                                         "--project-name", "proj", "--format", "json"]),
+        "load-last": call_main(
+            mm, ["load-last", "--memory-dir", str(memory), "--project-name", "proj"]
+        ),
+        "load-last-json": call_main(
+            mm,
+            [
+                "load-last",
+                "--memory-dir",
+                str(memory),
+                "--project-name",
+                "proj",
+                "--format",
+                "json",
+            ],
+        ),
         "list": call_main(mm, ["list", "--memory-dir", str(memory)]),
-        "list-project": call_main(mm, ["list", "--memory-dir", str(memory), "--project-name",
-                                       "proj"]),
-        "hook": call_main(mm, ["hook"], stdin=json.dumps(
-            {"session_id": "s", "hook_event_name": "SessionStart", "source": "startup",
-             "cwd": str(proj)}).encode()),
+        "list-project": call_main(
+            mm, ["list", "--memory-dir", str(memory), "--project-name", "proj"]
+        ),
+        "hook": call_main(
+            mm,
+            ["hook"],
+            stdin=json.dumps(
+                {
+                    "session_id": "s",
+                    "hook_event_name": "SessionStart",
+                    "source": "startup",
+                    "cwd": str(proj),
+                }
+            ).encode(),
+        ),
     }
     for what, res in outs.items():
         assert_no_traceback(res, what)
@@ -285,9 +357,10 @@ def test_manager_neutralises(name: str, tmp_path: Path, monkeypatch: pytest.Monk
     # Also a hand-edited snapshot carrying the payload raw, in the body and in the resume line.
     (snap,) = snapshot_files(memory)
     raw = snap.read_text(encoding="utf-8") + f"\n{payload}\n"
-    (memory / "2026-01-02-10-00-proj.md").write_text(raw.replace(
-        "last-checkpoint: CP-S1", f"last-checkpoint: {json.dumps('CP-S1 ' + payload)}"),
-        encoding="utf-8")
+    (memory / "2026-01-02-10-00-proj.md").write_text(
+        raw.replace("last-checkpoint: CP-S1", f"last-checkpoint: {json.dumps('CP-S1 ' + payload)}"),
+        encoding="utf-8",
+    )
     outs = _manager_outputs(mm, proj, memory)
     for what in ("load-last", "hook"):
         out = outs[what].out
@@ -299,7 +372,9 @@ def test_manager_neutralises(name: str, tmp_path: Path, monkeypatch: pytest.Monk
 
 
 @pytest.mark.parametrize("name", list(SECRETS) + list(SECRETS_PREFIXED))
-def test_manager_redacts_on_save(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_manager_redacts_on_save(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     mm = module("memory_manager")
     _clean_env(monkeypatch, tmp_path)
     proj = tmp_path / "proj"
@@ -310,8 +385,9 @@ def test_manager_redacts_on_save(name: str, tmp_path: Path, monkeypatch: pytest.
     assert_no_traceback(res, "save")
     assert res.code == 0, res.err
     warnings = stderr_lines(res.err)
-    assert warnings and any("session_summary" in w or "session-summary" in w for w in warnings), \
+    assert warnings and any("session_summary" in w or "session-summary" in w for w in warnings), (
         f"no warning naming the field: {warnings}"
+    )
     outs = _manager_outputs(mm, proj, memory)
     leaked = [w for w, r in {"save": res, **outs}.items() if raw in r.out or raw in r.err]
     assert not leaked, f"{name}: raw secret in {leaked}"
@@ -322,7 +398,9 @@ def test_manager_redacts_on_save(name: str, tmp_path: Path, monkeypatch: pytest.
 
 
 @pytest.mark.parametrize("name", list(SECRETS) + list(SECRETS_PREFIXED))
-def test_manager_redacts_on_load(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_manager_redacts_on_load(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A secret pasted into a snapshot by hand is redacted in everything that reads it."""
     mm = module("memory_manager")
     _clean_env(monkeypatch, tmp_path)
@@ -333,8 +411,11 @@ def test_manager_redacts_on_load(name: str, tmp_path: Path, monkeypatch: pytest.
     raw, text = {**SECRETS, **SECRETS_PREFIXED}[name]
     (snap,) = snapshot_files(memory)
     one_line = text.replace("\n", " ")
-    edited = snap.read_text(encoding="utf-8").replace("summary clean", f"summary {text}").replace(
-        "target-dir: clean", f"target-dir: {json.dumps(one_line)}")
+    edited = (
+        snap.read_text(encoding="utf-8")
+        .replace("summary clean", f"summary {text}")
+        .replace("target-dir: clean", f"target-dir: {json.dumps(one_line)}")
+    )
     snap.write_text(edited, encoding="utf-8")
     outs = _manager_outputs(mm, proj, memory)
     assert "[REDACTED]" in outs["load-last"].out
@@ -343,8 +424,9 @@ def test_manager_redacts_on_load(name: str, tmp_path: Path, monkeypatch: pytest.
 
 
 @pytest.mark.parametrize("name", ["aws-key-id", "ghp", "password-eq", "private-key-rsa"])
-def test_manager_merge_does_not_rewrite_raw_secret(name: str, tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+def test_manager_merge_does_not_rewrite_raw_secret(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A save that merges into a snapshot holding a hand-pasted secret writes the file anew:
     what it writes must not hold the raw secret (DESIGN: secrets in any field are stored as
     [REDACTED])."""
@@ -355,15 +437,26 @@ def test_manager_merge_does_not_rewrite_raw_secret(name: str, tmp_path: Path,
     assert _save(mm, memory, _full_payload("clean")).code == 0
     raw, text = SECRETS[name]
     (snap,) = snapshot_files(memory)
-    snap.write_text(snap.read_text(encoding="utf-8").replace("summary clean", f"summary {text}"),
-                    encoding="utf-8")
-    res = _save(mm, memory, {"project_name": "proj", "session_timestamp": "2026-01-01-10-00",
-                             "steps_completed": {"S2": "more"}})
+    snap.write_text(
+        snap.read_text(encoding="utf-8").replace("summary clean", f"summary {text}"),
+        encoding="utf-8",
+    )
+    res = _save(
+        mm,
+        memory,
+        {
+            "project_name": "proj",
+            "session_timestamp": "2026-01-01-10-00",
+            "steps_completed": {"S2": "more"},
+        },
+    )
     assert res.code == 0, res.err
     assert raw not in snap.read_text(encoding="utf-8"), "the merge rewrote the raw secret"
 
 
-def test_secret_as_project_name_never_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_secret_as_project_name_never_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A token is a valid-looking project name: it must not end up in a file name or output."""
     mm = module("memory_manager")
     _clean_env(monkeypatch, tmp_path)

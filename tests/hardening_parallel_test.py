@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -120,12 +119,24 @@ def test_eight_writers_fifty_saves_with_readers(tmp_path: Path) -> None:
     common = [sys.executable, "-c"]
     paths = [str(TESTS_DIR), str(MANAGER_DIR)]
     start = time.monotonic()
-    readers = [subprocess.Popen([*common, READER, *paths, str(memory), str(stop)], env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-               for _ in range(READERS)]
-    writers = [subprocess.Popen([*common, WRITER, *paths, str(memory), str(p), str(SAVES), SHARED],
-                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-               for p in range(WRITERS)]
+    readers = [
+        subprocess.Popen(
+            [*common, READER, *paths, str(memory), str(stop)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for _ in range(READERS)
+    ]
+    writers = [
+        subprocess.Popen(
+            [*common, WRITER, *paths, str(memory), str(p), str(SAVES), SHARED],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        for p in range(WRITERS)
+    ]
     results = []
     try:
         for w in writers:
@@ -170,9 +181,15 @@ def test_eight_writers_fifty_saves_with_readers(tmp_path: Path) -> None:
     reads = sum(r["reads"] for r in reader_results)
     raw_reads = sum(r["raw_reads"] for r in reader_results)
     bad = [b for r in reader_results for b in r["bad"]]
-    report = {"seconds": round(elapsed, 1), "saves": len(done), "reads": reads,
-              "raw_file_reads": raw_reads, "reader_failures": sum(r["bad_count"] for r in reader_results),
-              "sessions": len(files), "leftover_files": leftovers}
+    report = {
+        "seconds": round(elapsed, 1),
+        "saves": len(done),
+        "reads": reads,
+        "raw_file_reads": raw_reads,
+        "reader_failures": sum(r["bad_count"] for r in reader_results),
+        "sessions": len(files),
+        "leftover_files": leftovers,
+    }
     print("parallel campaign:", json.dumps(report))
     assert not bad, f"readers saw partial/broken output: {bad[:3]}"
     assert reads >= READERS, "readers did not run"

@@ -217,7 +217,7 @@ def real_encoding() -> Any:
     os.environ["TIKTOKEN_CACHE_DIR"] = str(cache)
     try:
         _ENCODING = tiktoken.get_encoding("cl100k_base")
-    except Exception:  # noqa: BLE001 - no usable encoding: callers fall back to bytes
+    except Exception:
         _ENCODING = None
     finally:
         import shutil
@@ -257,8 +257,14 @@ def confusable_problems(out: str) -> list[str]:
 
 # What the contract calls control, zero-width and bidi characters (plus line/paragraph
 # separators and Unicode tag characters, which are invisible and can smuggle text).
-INVISIBLE = set(range(0x200B, 0x2010)) | set(range(0x202A, 0x202F)) | set(range(0x2060, 0x2065)) \
-    | set(range(0x2066, 0x206A)) | set(range(0xE0000, 0xE0080)) | {0xFEFF, 0x061C, 0x180E, 0x2028, 0x2029}
+INVISIBLE = (
+    set(range(0x200B, 0x2010))
+    | set(range(0x202A, 0x202F))
+    | set(range(0x2060, 0x2065))
+    | set(range(0x2066, 0x206A))
+    | set(range(0xE0000, 0xE0080))
+    | {0xFEFF, 0x061C, 0x180E, 0x2028, 0x2029}
+)
 
 
 def control_chars(text: str) -> list[str]:
