@@ -7,9 +7,12 @@ import sys
 import textwrap
 from pathlib import Path
 
+import mm_snapshot
 import mm_store
 import pytest
 from conftest import MANAGER_DIR
+from hypothesis import given
+from hypothesis import strategies as st
 
 
 @pytest.mark.parametrize(
@@ -22,6 +25,13 @@ from conftest import MANAGER_DIR
         ("2026-05-01-14-30-.md", None),
         ("2026-05-01-14-30-a b.md", None),
         ("2026-02-30-14-30-p.md", None),
+        ("2026-02-29-14-30-p.md", None),
+        ("2024-02-29-14-30-p.md", ("2024-02-29-14-30", "p")),
+        ("2026-04-31-14-30-p.md", None),
+        ("2026-05-31-14-30-p.md", ("2026-05-31-14-30", "p")),
+        ("0000-01-01-00-00-p.md", None),
+        ("2026-05-01-24-00-p.md", None),
+        ("2026-05-01-14-60-p.md", None),
         ("2026-05-01-14-30_p.md", None),
         ("2026-05-01-14-30-p.txt", None),
         ("2026-05-01-14-30-p.MD", None),
@@ -46,6 +56,25 @@ NAMES = [
     "2026-05-05-09-00-SYSTEM.md",
     "README.md",
 ]
+
+
+@given(
+    stamp=st.one_of(
+        st.from_regex(r"[0-9]{4}-[0-9]{2}-[0-9]{2}-[0-9]{2}-[0-9]{2}", fullmatch=True),
+        st.text(max_size=17),
+    ),
+    project=st.one_of(st.from_regex(r"[A-Za-z0-9._-]{1,66}", fullmatch=True), st.text(max_size=9)),
+    suffix=st.sampled_from([".md", ".md ", ".MD", "", ".txt"]),
+)
+def test_split_name_agrees_with_the_field_rules(stamp: str, project: str, suffix: str) -> None:
+    expected = (
+        (stamp, project)
+        if suffix == ".md"
+        and mm_snapshot.session_datetime(stamp) is not None
+        and mm_snapshot.is_project_name(project)
+        else None
+    )
+    assert mm_store.split_name(f"{stamp}-{project}{suffix}") == expected
 
 
 def test_newest_first_matches_the_project_exactly() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -28,6 +29,10 @@ STAMP_LEN = 16  # YYYY-MM-DD-HH-MM
 LOCK_NAME = ".ski-memory.lock"
 TEMP_MARK = ".tmp-"
 MAX_SNAPSHOT_BYTES = 256 * 1024  # snapshots are 1-2 KB; anything this big is not one
+_NAME = re.compile(
+    r"([0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])-(?:[01][0-9]|2[0-3])-[0-5][0-9])"
+    r"-([A-Za-z0-9_-][A-Za-z0-9._-]{0,63})\.md"
+)
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO named like a snapshot must not hang us
 _O_BINARY = getattr(os, "O_BINARY", 0)
@@ -43,16 +48,16 @@ def snapshot_name(session: str, project: str) -> str:
 
 def split_name(name: str) -> tuple[str, str] | None:
     """(session, project) of a snapshot file name, or None when the name is not one."""
-    if (
-        len(name) <= STAMP_LEN + 1 + len(SUFFIX)
-        or not name.endswith(SUFFIX)
-        or name[STAMP_LEN] != "-"
+    match = _NAME.fullmatch(name)
+    if match is None:
+        return None
+    session = match.group(1)
+    # The pattern checks every field's range; only days 29-31 and year 0 need the calendar.
+    if (session[8:10] > "28" or session[:4] == "0000") and (
+        mm_snapshot.session_datetime(session) is None
     ):
         return None
-    session, project = name[:STAMP_LEN], name[STAMP_LEN + 1 : -len(SUFFIX)]
-    if not mm_snapshot.is_project_name(project) or mm_snapshot.session_datetime(session) is None:
-        return None
-    return session, project
+    return session, match.group(2)
 
 
 def newest_first(names: Iterable[str], project: str) -> Iterator[str]:
@@ -78,8 +83,9 @@ def projects(names: Iterable[str]) -> dict[str, list[str]]:
     """Snapshot names grouped by project, each group newest session first."""
     groups: dict[str, list[str]] = {}
     for name in names:
-        if name[:1].isdigit() and split_name(name) is not None:
-            groups.setdefault(name[STAMP_LEN + 1 : -len(SUFFIX)], []).append(name)
+        parts = split_name(name)
+        if parts is not None:
+            groups.setdefault(parts[1], []).append(name)
     for group in groups.values():
         group.sort(reverse=True)
     return groups
