@@ -33,9 +33,7 @@ class Result(NamedTuple):
 
 
 @pytest.fixture
-def run(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> Any:
+def run(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Any:
     monkeypatch.chdir(tmp_path)  # the default memory dir is memory/ under the cwd
     monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
     monkeypatch.delenv("CLAUDE_PLUGIN_OPTION_MEMORY_DIR", raising=False)
@@ -994,6 +992,58 @@ def test_concurrent_saves_lose_nothing(tmp_path: Path) -> None:
     ]
     for name in others[1:]:
         mm_snapshot.parse_snapshot((memory / name).read_text("utf-8"))
+
+
+SAVE_KILLED_BEFORE_REPLACE = """
+import os, sys
+sys.path.insert(0, sys.argv[1])
+import memory_manager, mm_store
+mm_store.os.replace = lambda *a: os._exit(9)  # dies after writing the temp file, before the rename
+memory_manager.main(sys.argv[2:])
+"""
+
+
+def test_a_save_killed_before_replace_leaves_the_previous_snapshot(tmp_path: Path) -> None:
+    base = [
+        "save",
+        "--memory-dir",
+        str(tmp_path),
+        "--project-name",
+        "p",
+        "--session-timestamp",
+        "2026-05-01-14-30",
+    ]
+    first = script([*base, "--status", "paused", "--last-checkpoint", "CP-S1"], tmp_path)
+    assert first.returncode == 0, first.stderr
+    path = tmp_path / "2026-05-01-14-30-p.md"
+    before = path.read_bytes()
+    killed = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            SAVE_KILLED_BEFORE_REPLACE,
+            str(MANAGER_DIR),
+            *base,
+            "--status",
+            "completed",
+            "--last-checkpoint",
+            "CP-CLOSE",
+        ],
+        capture_output=True,
+        timeout=120,
+        check=False,
+    )
+    assert killed.returncode == 9, killed.stderr
+    assert path.read_bytes() == before
+    leftovers = [p.name for p in tmp_path.iterdir() if mm_store.is_temp_name(p.name)]
+    assert len(leftovers) == 1
+    assert b"status: completed" in (tmp_path / leftovers[0]).read_bytes()
+    loaded = script(["load-last", "--memory-dir", str(tmp_path), "--project-name", "p"], tmp_path)
+    assert loaded.stdout.split("\n")[1].endswith("status: paused at CP-S1)")
+    assert loaded.stderr == ""
+    # The next save goes through (the dead process's lock was released with it).
+    again = script([*base, "--status", "completed"], tmp_path)
+    assert again.returncode == 0 and b"status: completed" in path.read_bytes()
 
 
 def test_runs_from_a_copied_skill_folder_in_another_directory(tmp_path: Path) -> None:
