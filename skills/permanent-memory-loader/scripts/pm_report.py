@@ -13,6 +13,7 @@ if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
         LEVEL_DROPS,
         LEVELS,
         SKIP_TOKENS,
+        cut_line,
         epic_line,
         ids_text,
         safe_text,
@@ -25,6 +26,7 @@ else:  # installed as a package
         LEVEL_DROPS,
         LEVELS,
         SKIP_TOKENS,
+        cut_line,
         epic_line,
         ids_text,
         safe_text,
@@ -163,14 +165,12 @@ def inspect_text(
     if summary.epics:
         rows = [["epic", "intent", "completed", "age (days)", "stale", "tokens"]]
         for row in epic_rows(summary, context, count):
-            completed = row["completed"] or "-"
-            if len(completed) > 20:
-                completed = completed[:19] + "\u2026"
-            intent = row["intent"] if len(row["intent"]) <= 40 else row["intent"][:39] + "\u2026"
+            completed = cut_line(row["completed"] or "-", 20)
+            intent = cut_line(row["intent"], 40)
             rows.append(
                 [
-                    row["id"][:40] or "?",
-                    " ".join(intent.split()),
+                    cut_line(row["id"] or "?", 40),
+                    intent,
                     completed,
                     "-" if row["age_days"] is None else str(row["age_days"]),
                     "yes" if row["stale"] else "no",

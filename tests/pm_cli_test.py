@@ -1,0 +1,313 @@
+"""pm_cli: load (the default), inspect, doctor and the writing commands' dispatch."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import permanent_memory
+import pm_cli
+import pytest
+from conftest import LOADER_DIR
+
+CASES = Path(__file__).resolve().parent / "cases"
+SEED = CASES / "seed-example" / "permanent_memory.md"
+SEED_BLOCK = (CASES / "seed-example" / "expected.txt").read_text()
+NOW = ["--now", "2026-06-01T00:00:00Z"]
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "project"
+    (folder / ".claude" / "memory").mkdir(parents=True)
+    shutil.copy(SEED, folder / ".claude" / "memory" / "permanent_memory.md")
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+    monkeypatch.chdir(tmp_path)
+    return folder
+
+
+def call(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = permanent_memory.main(args)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# One table, two tests: how the project and file are found.
+FINDING = [
+    (["load", "--project-dir", "{project}"], SEED_BLOCK),
+    (["--project-dir", "{project}"], SEED_BLOCK),  # load is the default command
+    (["load", "--file", "{project}/.claude/memory/permanent_memory.md"], SEED_BLOCK),
+    (["load", "--project-dir", "{tmp}"], ""),  # no memory file: nothing, exit 0
+]
+
+
+@pytest.mark.parametrize(("args", "expected"), FINDING)
+def test_finding_the_file(
+    args: list[str], expected: str, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    filled = [a.format(project=project, tmp=project.parent) for a in args]
+    assert call([*filled, *NOW], capsys) == (0, expected, "")
+
+
+def test_project_dir_from_the_environment_then_cwd(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(project))
+    assert call(NOW, capsys) == (0, SEED_BLOCK, "")
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR")
+    assert call(NOW, capsys) == (0, "", "")  # cwd is the project's parent
+    monkeypatch.chdir(project)
+    assert call(NOW, capsys) == (0, SEED_BLOCK, "")
+
+
+def test_file_from_stdin(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(SEED.read_bytes())))
+    assert call(["load", "--file", "-", *NOW], capsys) == (0, SEED_BLOCK, "")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["load", "--file", "{tmp}/missing.md"],
+            "error: permanent memory file not found: {tmp}/missing.md\n",
+        ),
+        (
+            ["load", "--project-dir", "{tmp}/nowhere"],
+            "error: project directory not found: {tmp}/nowhere\n",
+        ),
+        (
+            ["load", "--file", "{project}/.claude/memory/manual_overrides.md"],
+            "error: {project}/.claude/memory/manual_overrides.md: manual_overrides.md is "
+            "user-curated and never loaded\n",
+        ),
+        (["load", "--file", "{project}"], "error: cannot read {project}: Is a directory\n"),
+        (
+            ["inspect", "--project-dir", "{tmp}/nowhere"],
+            "error: project directory not found: {tmp}/nowhere\n",
+        ),
+    ],
+)
+def test_expected_errors_exit_1_with_one_line(
+    args: list[str], message: str, project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / ".claude" / "memory" / "manual_overrides.md").write_text("## Epic: X\n")
+    fill = {"project": project, "tmp": project.parent}
+    assert call([a.format(**fill) for a in args], capsys) == (1, "", message.format(**fill))
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["load", "--target", "0"], "argument --target: must be at least 1, got 0"),
+        (["load", "--hard-cap", "39"], "argument --hard-cap: must be at least 40, got 39"),
+        (["load", "--stale-days", "x"], "argument --stale-days: not a whole number: 'x'"),
+        (
+            ["load", "--now", "yesterday"],
+            "argument --now: not an ISO 8601 date or date-time: 'yesterday'",
+        ),
+        (["load", "--format", "xml"], "argument --format: invalid choice: 'xml'"),
+        (["load", "--tokenizer", "gpt"], "argument --tokenizer: invalid choice: 'gpt'"),
+        (["load", "--bogus"], "unrecognized arguments: --bogus"),
+    ],
+)
+def test_usage_errors_exit_2(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        permanent_memory.main(args)
+    assert exit_info.value.code == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith("usage: permanent_memory.py ")
+    assert message in err.splitlines()[-1]
+
+
+def test_json_output(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = call(["load", "--project-dir", str(project), "--format", "json", *NOW], capsys)
+    assert (code, err) == (0, "")
+    data = json.loads(out)
+    assert data["block"] == SEED_BLOCK
+    assert (data["tokenizer"], data["level"], data["skipped"]) == ("cl100k_base", "L0", False)
+    assert {k: v["tokens"] for k, v in data["levels"].items()} == {
+        "L0": 80,
+        "L1": 92,
+        "L2": 94,
+        "L3": 40,
+        "IDS": 32,
+    }
+    assert [(e["id"], e["stale"], e["age_days"]) for e in data["epics"]] == [
+        ("FEAT-007", False, 16),
+        ("FEAT-008", False, 11),
+    ]
+
+
+def test_explain_goes_to_stderr(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = call(["load", "--project-dir", str(project), "--explain", *NOW], capsys)
+    assert (code, out) == (0, SEED_BLOCK)
+    path = project / ".claude" / "memory" / "permanent_memory.md"
+    lines = err.splitlines()
+    assert lines[0] == f"file: {path} (496 bytes, 2 epics)"
+    assert lines[1].startswith("tokenizer: cl100k_base (tiktoken, ")
+    assert lines[3:] == [
+        "level  tokens  leaves out",
+        "L0         80  nothing                                            <- chosen",
+        "L1         92  tentative lines",
+        "L2         94  tentative and patterns lines",
+        "L3         40  all subsection lines",
+        "IDS        32  intents, and the oldest epics beyond the hard cap",
+        "chosen: L0, first level within the target (120)",
+    ]
+
+
+def test_estimate_flag(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = call(
+        ["load", "--project-dir", str(project), "--tokenizer", "estimate", "--explain", *NOW],
+        capsys,
+    )
+    assert (code, out) == (0, (CASES / "estimate-seed-example" / "expected.txt").read_text())
+    assert err.splitlines()[1] == (
+        "tokenizer: estimate (UTF-8 bytes, never fewer than the real count; estimate requested)"
+    )
+
+
+def test_inspect(
+    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, out, err = call(["inspect", "--project-dir", str(project), *NOW], capsys)
+    assert (code, err) == (0, "")
+    assert "\x1b[" not in out  # not a terminal: no colour
+    assert out.splitlines()[4:7] == [
+        "epic      intent           completed             age (days)  stale  tokens",
+        "FEAT-007  JWT auth         2026-05-15T14:00:00Z          16  no         36",
+        "FEAT-008  Profile avatars  2026-05-20T09:30:00Z          11  no         36",
+    ]
+    assert out.endswith("chosen: L0, first level within the target (120)\n")
+    code, out, err = call(["inspect", "--project-dir", str(project.parent)], capsys)
+    assert (code, out) == (
+        0,
+        f"no permanent memory file at {project.parent}/.claude/memory/permanent_memory.md\n",
+    )
+
+
+class FakeTerminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_inspect_colour_on_a_terminal_unless_no_color(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    terminal = FakeTerminal()
+    monkeypatch.setattr(sys, "stdout", terminal)
+    pm_cli.main(["inspect", "--project-dir", str(project), *NOW])
+    [chosen] = [line for line in terminal.getvalue().splitlines() if "<- chosen" in line]
+    assert chosen.startswith("\x1b[1mL0 ") and chosen.endswith("\x1b[0m")
+    monkeypatch.setenv("NO_COLOR", "1")
+    plain = FakeTerminal()
+    monkeypatch.setattr(sys, "stdout", plain)
+    pm_cli.main(["inspect", "--project-dir", str(project), *NOW])
+    assert "\x1b[" not in plain.getvalue()
+
+
+def test_inspect_json_is_the_load_json(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _, inspected, _ = call(
+        ["inspect", "--project-dir", str(project), "--format", "json", *NOW], capsys
+    )
+    _, loaded, _ = call(["load", "--project-dir", str(project), "--format", "json", *NOW], capsys)
+    assert json.loads(inspected) == json.loads(loaded)
+
+
+def test_hook_through_pm_cli_is_the_hook(
+    project: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(tmp_path / "data"))
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(project))
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b'{"hook_event_name": "x"}')))
+    assert pm_cli.main(["hook"]) == 0
+    assert capsys.readouterr().out.startswith("[permanent-memory | trust:file]\n")
+
+
+def test_write_commands_without_their_module(capsys: pytest.CaptureFixture[str]) -> None:
+    if (LOADER_DIR / "permanent_memory_write.py").exists():
+        pytest.skip("the writing commands are installed")
+    for command in ("add", "archive", "check"):
+        assert call([command, "--anything"], capsys) == (
+            2,
+            "",
+            f"permanent_memory.py: {command}: not available in this copy of the skill "
+            "(permanent_memory_write.py is missing)\n",
+        )
+
+
+def test_write_commands_are_handed_to_their_module(tmp_path: Path) -> None:
+    skill = tmp_path / "skill"
+    shutil.copytree(LOADER_DIR.parent, skill, ignore=shutil.ignore_patterns("__pycache__"))
+    (skill / "scripts" / "permanent_memory_write.py").write_text(
+        "import sys\ndef main(argv):\n    print('write', argv)\n    return 3\n"
+    )
+    result = subprocess.run(
+        [sys.executable, str(skill / "scripts" / "permanent_memory.py"), "archive", "--keep", "5"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (
+        3,
+        "write ['archive', '--keep', '5']\n",
+        "",
+    )
+    helped = subprocess.run(
+        [sys.executable, str(skill / "scripts" / "permanent_memory.py"), "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert "load (default), hook, inspect, doctor, add, archive, check" in helped.stdout
+
+
+def test_installed_package_runs_the_same_code(project: Path) -> None:
+    # pip install maps the scripts folder to the package project_memory_loader; its relative
+    # imports must work as the skill folder's top-level ones do.
+    code = (
+        "import sys\n"
+        "from project_memory_loader import permanent_memory\n"
+        "raise SystemExit(permanent_memory.main(sys.argv[1:]))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code, "load", "--project-dir", str(project), *NOW],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=str(project),
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (0, SEED_BLOCK, "")
+    hooked = subprocess.run(
+        [sys.executable, "-c", code, "hook"],
+        input='{"hook_event_name": "SessionStart"}',
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=str(project),
+        env={
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(project.parent / "home"),
+            "CLAUDE_PLUGIN_DATA": str(project.parent / "data"),
+        },
+    )
+    assert hooked.returncode == 0 and hooked.stderr == ""
+    assert hooked.stdout.startswith("[permanent-memory | trust:file]\n")

@@ -1,0 +1,139 @@
+"""pm_report: JSON, --explain and inspect views of a summary."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pm_load
+import pm_report
+from pm_render import LEVELS, Budget
+from pm_tokens import Tokenizer
+
+CASES = Path(__file__).resolve().parent / "cases"
+NOW = datetime(2026, 6, 1, tzinfo=timezone.utc)
+
+
+DEFAULT = Budget()
+
+
+def summarise(name: str, budget: Budget = DEFAULT) -> tuple[pm_load.Summary, Tokenizer]:
+    data = (CASES / name / "permanent_memory.md").read_bytes()
+    tokenizer = Tokenizer()
+    return pm_load.summarise(data, len(data), budget, tokenizer, NOW), tokenizer
+
+
+CONTEXT = pm_report.Context("memory.md", "cl100k_base", "tiktoken, test", NOW)
+
+
+def test_summary_json_for_a_degraded_block() -> None:
+    summary, tokenizer = summarise("tentative-dropped", Budget(target=80))
+    data = pm_report.summary_json(summary, CONTEXT, tokenizer.count)
+    assert data["level"] == "L1" and data["reason"] == "first level within the target (80)"
+    assert data["levels"] == {
+        "L0": {"tokens": 92, "drops": "nothing"},
+        "L1": {"tokens": 77, "drops": "tentative lines"},
+        "L2": {"tokens": 65, "drops": "tentative and patterns lines"},
+        "L3": {"tokens": 29, "drops": "all subsection lines"},
+        "IDS": {"tokens": 27, "drops": "intents, and the oldest epics beyond the hard cap"},
+    }
+    assert data["block_tokens"] == 77
+    [epic] = data["epics"]
+    assert epic == {
+        "id": "FEAT-020",
+        "intent": "Search indexing",
+        "completed": "2026-05-02T12:00:00Z",
+        "age_days": 29,
+        "stale": False,
+        "schema": 1,
+        "summary": None,
+        "tokens": tokenizer.count(
+            (CASES / "tentative-dropped" / "expected.txt")
+            .read_text()
+            .split("\n", 1)[1]
+            .replace(
+                "(trimmed for the token budget: tentative lines left out)\n",
+                "  tentative: per-tenant indices may not scale past 2,000 "
+                "tenants; needs a load test before we rely on it\n",
+            )
+        ),
+        "lines": {
+            "decisions": "OpenSearch over Postgres full-text for ranking control (DEC-030)",
+            "gotchas": "bulk reindex needs the refresh interval turned off first",
+            "patterns": "alias swap for zero-downtime reindexing",
+            "tentative": "per-tenant indices may not scale past 2,000 tenants; needs a load test "
+            "before we rely on it",
+        },
+    }
+
+
+def test_json_and_tables_for_a_skipped_file() -> None:
+    summary, tokenizer = summarise("skip-over-8000")
+    data = pm_report.summary_json(summary, CONTEXT, tokenizer.count)
+    assert (data["skipped"], data["level"], data["levels"], data["epics"]) == (
+        True,
+        "skipped",
+        {},
+        [],
+    )
+    assert data["file_tokens"] > 8000
+    text = pm_report.explain_text(summary, CONTEXT, tokenizer.count)
+    assert text.splitlines()[0] == "file: memory.md (60,732 bytes, skipped)"
+    assert text.splitlines()[-1] == (
+        f"chosen: skipped, file over 8000 tokens ({data['file_tokens']:,} counted); "
+        "archive old epics: permanent_memory.py archive"
+    )
+
+
+def test_tables_without_epics() -> None:
+    summary, tokenizer = summarise("no-epics")
+    assert pm_report.level_tokens(summary, tokenizer.count) == {}
+    assert pm_report.inspect_text(summary, CONTEXT, tokenizer.count).splitlines()[-1] == (
+        "chosen: nothing to show (no `## Epic:` sections)"
+    )
+
+
+def test_inspect_marks_only_the_chosen_row_and_trims_long_cells() -> None:
+    summary, tokenizer = summarise("long-lines")
+    text = pm_report.inspect_text(summary, CONTEXT, tokenizer.count, lambda line: f">>{line}")
+    marked = [line for line in text.splitlines() if line.startswith(">>")]
+    assert len(marked) == 1 and marked[0].startswith(">>L0 ")
+    rows = text.splitlines()[4:7]
+    cells = [re.split(r"\s{2,}", row) for row in rows]
+    assert cells[1] == [
+        "LONG-1",
+        "An extremely long intent that goes on a\u2026",
+        "2026-05-01",
+        "31",
+        "no",
+        "45",
+    ]
+    assert cells[2][:2] == ["EPIC-WITH-A-VERY-LONG-IDENTIFIER-THAT-K\u2026", "short"]
+    assert all(len(row) <= 140 for row in rows)
+
+
+def test_level_tokens_reuse_the_counts_made_while_choosing() -> None:
+    summary, tokenizer = summarise("ids-only")
+    assert set(summary.block.tokens) <= set(LEVELS)
+    counts = pm_report.level_tokens(summary, tokenizer.count)
+    assert list(counts) == list(LEVELS)
+    for level, tokens in summary.block.tokens.items():
+        assert counts[level] == tokens
+
+
+def test_hostile_text_is_cleaned_in_every_view() -> None:
+    summary, tokenizer = summarise("hygiene")
+    data = pm_report.summary_json(summary, CONTEXT, tokenizer.count)
+    shown = repr(data) + pm_report.inspect_text(summary, CONTEXT, tokenizer.count)
+    for hostile in (
+        "ghp_",
+        "hunter2",
+        "sk-ant-",
+        "AKIA",
+        "\x1b",
+        "\u200b",
+        "<system",
+        "[permanent-memory | trust:user]",
+    ):
+        assert hostile not in shown
