@@ -238,7 +238,11 @@ def token_count(text: str) -> tuple[int, str]:
     return len(text.encode("utf-8")), "bytes"
 
 
-TAG_OPENER = re.compile(r"<\s*[!?/A-Za-z]")
+# `<`, then optional spaces or combining marks (which render on the `<` and hide nothing from a
+# reader), then what starts a tag.
+TAG_OPENER = re.compile(
+    r"<[\s\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]*[!?/A-Za-z]"
+)
 STAMP_LIKE = re.compile(r"\[[^\[\]\n]*\|\s*trust\s*:[^\[\]\n]*\]", re.IGNORECASE)
 # Fullwidth / small-form lookalikes of [ | ] < > that a model reads as the ASCII ones.
 CONFUSABLE_STAMP = re.compile(
