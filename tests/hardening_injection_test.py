@@ -492,3 +492,40 @@ def test_secret_as_project_name_never_written(
     assert_no_traceback(res, "save")
     assert token not in res.out + res.err, "the token was echoed"
     assert not [p for p in memory.iterdir() if token in p.name], "the token became a file name"
+
+
+@pytest.mark.parametrize(
+    "name", ["close-reminder", "fake-session-stamp", "ansi-osc", "bidi", "combining-solidus-tag"]
+)
+def test_manager_hook_project_list_neutralises(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With several projects the SessionStart hook prints a compact list of resume lines, built
+    from hand-editable front matter: the list must be as inert as a single block."""
+    mm = module("memory_manager")
+    _clean_env(monkeypatch, tmp_path)
+    proj = tmp_path / "proj"
+    memory = proj / "memory"
+    memory.mkdir(parents=True)
+    payload = HOSTILE[name]
+    assert _save(mm, memory, _full_payload("first")).code == 0
+    other = _full_payload("second", "2026-01-03-10-00")
+    other["project_name"] = "other"
+    assert _save(mm, memory, other).code == 0
+    for snap in snapshot_files(memory):
+        text = snap.read_text(encoding="utf-8")
+        text = text.replace("last-checkpoint: CP-S1", f"last-checkpoint: {json.dumps(payload)}")
+        text = text.replace("status: in-progress", f"status: {json.dumps(payload)}")
+        snap.write_text(text, encoding="utf-8")
+    res = call_main(
+        mm,
+        ["hook"],
+        stdin=json.dumps(
+            {"session_id": "s", "hook_event_name": "SessionStart", "cwd": str(proj)}
+        ).encode(),
+    )
+    assert_no_traceback(res, "hook")
+    assert res.code == 0
+    assert not output_problems(res.out), (output_problems(res.out), res.out)
+    lst = call_main(mm, ["list", "--memory-dir", str(memory)])
+    assert lst.code == 0 and not output_problems(lst.out), (output_problems(lst.out), lst.out)
