@@ -159,10 +159,9 @@ def test_loader_case(case: dict[str, Any], tmp_path: Path, monkeypatch: pytest.M
         assert hook.out == clock.out, f"hook {event} block differs from load's"
         for sub in expect.get("absent", []):
             assert sub not in hook.out and sub not in hook.err
-    # Nothing written under .claude/memory/.
-    assert sorted(p.name for p in (proj / ".claude" / "memory").iterdir()) == [
-        "permanent_memory.md"
-    ]
+    # Nothing written into the project (no cache, lock or state file in the user's repository).
+    written = sorted(str(p.relative_to(proj)) for p in proj.rglob("*"))
+    assert written == [".claude", ".claude/memory", ".claude/memory/permanent_memory.md"], written
 
 
 SUBPROCESS_LOADER = [
