@@ -264,6 +264,38 @@ def test_demo_memory_degrades_to_l2_at_the_default_budget(now: str) -> None:
     assert levels["L2"] <= 200, levels
 
 
+def test_readme_sample_of_the_demo_output_is_true_on_its_date() -> None:
+    # The text block after "On 2026-11-29 the demo prints:" is the demo's output on that date.
+    text = README.read_text(encoding="utf-8")
+    lead = "On 2026-11-29 the demo prints:\n\n```text\n"
+    start = text.index(lead) + len(lead)
+    sample = text[start : text.index("```", start)].rstrip("\n").split("\n")
+    now = "2026-11-29T12:00:00Z"
+    manager = ROOT / "skills" / "ski-memory-manager" / "scripts" / "memory_manager.py"
+    outputs = [
+        subprocess.run(
+            [sys.executable, *args, "--now", now],
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            check=True,
+        ).stdout
+        for args in (
+            [str(LOADER), "load", "--project-dir", str(DEMO)],
+            [
+                str(manager),
+                "load-last",
+                "--memory-dir",
+                str(DEMO / "memory"),
+                "--project-name",
+                "billing-api",
+            ],
+        )
+    ]
+    actual = "\n".join(outputs).rstrip("\n").split("\n")
+    assert output_matches(sample, actual), "\n".join(actual)
+
+
 def test_first_command_shows_both_blocks() -> None:
     assert EXAMPLES[0].command == DEMO_COMMAND
     env = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_")}
