@@ -349,6 +349,29 @@ def test_hook_output_stays_under_10000_characters_for_a_huge_file(
     )
 
 
+@pytest.mark.parametrize("kind", ["fifo", "device", "directory", "dangling-link"])
+def test_hook_neither_hangs_nor_floods_on_special_files(
+    tmp_path: Path, project: Path, kind: str
+) -> None:
+    memory = project / ".claude" / "memory" / "permanent_memory.md"
+    memory.unlink()
+    if kind == "fifo":
+        os.mkfifo(memory)
+    elif kind == "device":
+        memory.symlink_to("/dev/zero")
+    elif kind == "directory":
+        memory.mkdir()
+    else:
+        memory.symlink_to(memory.parent / "nowhere.md")
+    result = hook(tmp_path, project, "SessionStart")  # run() times out after 60 s
+    assert (result.returncode, result.stdout) == (0, "")
+    if kind == "dangling-link":
+        assert result.stderr == ""  # no file: say nothing
+    else:
+        reason = "Is a directory" if kind == "directory" else "not a regular file"
+        assert result.stderr == f"permanent-memory hook: cannot read {memory}: {reason}\n"
+
+
 def test_hook_and_load_never_write_into_the_project(tmp_path: Path, project: Path) -> None:
     before = sorted(p.relative_to(project) for p in project.rglob("*"))
     hook(tmp_path, project, "SessionStart")

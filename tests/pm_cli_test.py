@@ -88,6 +88,7 @@ def test_file_from_stdin(
             "user-curated and never loaded\n",
         ),
         (["load", "--file", "{project}"], "error: cannot read {project}: Is a directory\n"),
+        (["load", "--file", "/dev/zero"], "error: cannot read /dev/zero: not a regular file\n"),
         (
             ["inspect", "--project-dir", "{tmp}/nowhere"],
             "error: project directory not found: {tmp}/nowhere\n",

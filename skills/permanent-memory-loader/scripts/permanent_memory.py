@@ -8,6 +8,7 @@
 # Rendering, cache writes, parsing and tiktoken live in the pm_* siblings, imported on demand.
 # No `from __future__ import annotations` here: it is an import too; annotations are strings.
 import os
+import stat
 import sys
 import time
 
@@ -197,6 +198,24 @@ def session_file(folder: str, session_id: str) -> str:
     return os.path.join(folder, "sessions", session_id)
 
 
+def read_memory_file(path: str) -> "tuple[bytes | None, int]":
+    """The file's bytes (None when it is over CERTAIN_SKIP_BYTES) and its size. It is opened
+    without blocking and read only if it is a regular file: a FIFO or a device must neither
+    hang nor flood the hook. Raises FileNotFoundError or NotADirectoryError when there is no
+    file, another OSError when it cannot be read."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    with open(os.open(path, flags), "rb") as handle:
+        status = os.fstat(handle.fileno())
+        if not stat.S_ISREG(status.st_mode):
+            raise OSError("not a regular file")
+        if status.st_size > CERTAIN_SKIP_BYTES:
+            return None, status.st_size
+        data = handle.read(CERTAIN_SKIP_BYTES + 1)
+    if len(data) > CERTAIN_SKIP_BYTES:  # it grew while being read
+        return None, len(data)
+    return data, len(data)
+
+
 def read_small(path: str) -> bytes:
     try:
         with open(path, "rb") as handle:
@@ -216,16 +235,12 @@ def hook_output() -> str:
     project = os.environ.get("CLAUDE_PROJECT_DIR") or (cwd if isinstance(cwd, str) else "")
     path = os.path.join(project or os.getcwd(), MEMORY_FILE)
     try:
-        with open(path, "rb") as handle:
-            data: bytes | None = handle.read(CERTAIN_SKIP_BYTES + 1)
-            size = max(len(data or b""), os.fstat(handle.fileno()).st_size)
+        data, size = read_memory_file(path)
     except (FileNotFoundError, NotADirectoryError):
         return ""  # no permanent memory in this project: say nothing
     except OSError as exc:
         note(f"cannot read {path}: {exc.strerror or exc}")
         return ""
-    if size > CERTAIN_SKIP_BYTES:
-        data = None
     options = (
         int_option("TOKEN_TARGET", 120, 1),
         int_option("HARD_CAP", 200, 40),

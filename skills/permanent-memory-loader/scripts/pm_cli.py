@@ -14,13 +14,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
-    from pm_load import CERTAIN_SKIP_BYTES, Summary, summarise
+    from permanent_memory import read_memory_file
+    from pm_load import Summary, summarise
     from pm_parse import parse_iso_datetime
     from pm_render import Budget
     from pm_report import Context, explain_text, inspect_text, summary_json
     from pm_tokens import Tokenizer
 else:  # installed as a package
-    from .pm_load import CERTAIN_SKIP_BYTES, Summary, summarise
+    from .permanent_memory import read_memory_file
+    from .pm_load import Summary, summarise
     from .pm_parse import parse_iso_datetime
     from .pm_render import Budget
     from .pm_report import Context, explain_text, inspect_text, summary_json
@@ -173,17 +175,13 @@ def read_memory(args: argparse.Namespace) -> tuple[str, bytes | None, int] | Non
     if path.name == "manual_overrides.md":
         raise LoadError(f"{path}: manual_overrides.md is user-curated and never loaded")
     try:
-        with open(path, "rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            data = handle.read(CERTAIN_SKIP_BYTES + 1) if size <= CERTAIN_SKIP_BYTES else None
+        data, size = read_memory_file(str(path))
     except (FileNotFoundError, NotADirectoryError):
         if explicit:
             raise LoadError(f"permanent memory file not found: {path}") from None
         return None
     except OSError as exc:
         raise LoadError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if data is not None and len(data) > CERTAIN_SKIP_BYTES:
-        size, data = len(data), None
     return str(path), data, size
 
 

@@ -11,14 +11,14 @@ from typing import TYPE_CHECKING, NamedTuple
 if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
     import permanent_memory
     from pm_hook import write_atomic
-    from pm_load import CERTAIN_SKIP_BYTES, decode
+    from pm_load import decode
     from pm_parse import parse_permanent
     from pm_render import SKIP_TOKENS
     from pm_tokens import EncodingUnavailable, read_verified_encoding
 else:  # installed as a package
     from . import permanent_memory
     from .pm_hook import write_atomic
-    from .pm_load import CERTAIN_SKIP_BYTES, decode
+    from .pm_load import decode
     from .pm_parse import parse_permanent
     from .pm_render import SKIP_TOKENS
     from .pm_tokens import EncodingUnavailable, read_verified_encoding
@@ -142,8 +142,8 @@ def check_memory_file(project: Path) -> list[Check]:
     path = project / MEMORY_FILE
     checks = [Check("project", INFO, f"project directory: {project}")]
     try:
-        size = path.stat().st_size
-    except FileNotFoundError:
+        data, size = permanent_memory.read_memory_file(str(path))
+    except (FileNotFoundError, NotADirectoryError):
         checks.append(
             Check("memory", INFO, f"no permanent memory at {path} (the loader stays silent)")
         )
@@ -154,11 +154,11 @@ def check_memory_file(project: Path) -> list[Check]:
                 "memory",
                 FAIL,
                 f"cannot read {path}: {exc.strerror or exc}",
-                "fix the file's permissions",
+                "make it a readable regular file",
             )
         )
         return checks
-    if size > CERTAIN_SKIP_BYTES:
+    if data is None:
         checks.append(
             Check(
                 "memory",
@@ -168,18 +168,7 @@ def check_memory_file(project: Path) -> list[Check]:
             )
         )
         return checks
-    try:
-        text = decode(path.read_bytes())
-    except OSError as exc:
-        checks.append(
-            Check(
-                "memory",
-                FAIL,
-                f"cannot read {path}: {exc.strerror or exc}",
-                "fix the file's permissions",
-            )
-        )
-        return checks
+    text = decode(data)
     epics = parse_permanent(text)
     if not epics:
         checks.append(
