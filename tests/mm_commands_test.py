@@ -54,6 +54,10 @@ def test_parse_now() -> None:
 def test_say_keeps_diagnostics_on_one_inert_line(capsys: pytest.CaptureFixture[str]) -> None:
     mm_commands.say("bad\nvalue <tag> [x | trust:y]\x1b[31m")
     assert capsys.readouterr() == ("", "bad value \u2039tag> (x | trust=y)\n")
+    mm_commands.say("mode must be one of: architect, express (got 'ghp_" + "a1" * 18 + "')")
+    assert capsys.readouterr().err == (
+        "mode must be one of: architect, express (got '[REDACTED]')\n"
+    )
 
 
 def _snapshot(folder: Path, name: str, updated: str) -> None:

@@ -29,9 +29,9 @@ class CommandError(Exception):
 
 
 def say(line: str, stream: Any = None) -> None:
-    """One diagnostic line on stderr, made safe to show to a model (stderr reaches it too)."""
-    text = " ".join(memory_text.neutralise_markup(memory_text.strip_unsafe(line)).split("\n"))
-    print(text, file=stream or sys.stderr)
+    """One diagnostic line on stderr, made safe to show to a model (stderr reaches it too):
+    no control characters, no markup, no secret echoed back from a rejected value."""
+    print(" ".join(memory_text.clean(line).split("\n")), file=stream or sys.stderr)
 
 
 def dump_json(value: object) -> str:
