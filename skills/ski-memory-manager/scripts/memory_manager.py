@@ -41,8 +41,8 @@ def _parser() -> argparse.ArgumentParser:
     where.add_argument(
         "--memory-dir",
         metavar="D",
-        help="memory directory (default: memory/ under $CLAUDE_PROJECT_DIR, "
-        "else under the current directory)",
+        help="memory directory (default: $CLAUDE_PLUGIN_OPTION_MEMORY_DIR, else memory/; "
+        "relative to $CLAUDE_PROJECT_DIR, else to the current directory)",
     )
 
     save = commands.add_parser(
