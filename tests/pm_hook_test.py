@@ -6,8 +6,8 @@ import os
 import time
 from pathlib import Path
 
-import permanent_memory
 import pm_hook
+import pm_hot
 import pytest
 from pm_render import STAMP
 
@@ -41,11 +41,11 @@ def test_render_and_store_writes_an_entry_the_hit_path_accepts(tmp_path: Path) -
         len(SEED),
         (120, 200, 1000),
         str(slot),
-        lambda text: permanent_memory.cache_entry("key-1", text),
+        lambda text: pm_hot.cache_entry("key-1", text),
     )
     assert block.startswith(STAMP + "\nEpic FEAT-007 (JWT auth):\n")
-    assert permanent_memory.read_cache_entry(str(slot), "key-1") == block
-    assert permanent_memory.read_cache_entry(str(slot), "key-2") is None
+    assert pm_hot.read_cache_entry(str(slot), "key-1") == block
+    assert pm_hot.read_cache_entry(str(slot), "key-2") is None
 
 
 def test_render_and_store_without_a_cache(tmp_path: Path) -> None:
@@ -88,9 +88,7 @@ def test_prune_sessions_removes_only_old_marks(tmp_path: Path) -> None:
 
 def test_session_file_names_are_safe(tmp_path: Path) -> None:
     folder = str(tmp_path)
-    assert permanent_memory.session_file(folder, "abc-123_x") == str(
-        tmp_path / "sessions" / "abc-123_x"
-    )
+    assert pm_hot.session_file(folder, "abc-123_x") == str(tmp_path / "sessions" / "abc-123_x")
     for hostile in ("../../etc/passwd", "a/b", "é", "x" * 101, "", "."):
-        name = Path(permanent_memory.session_file(folder, hostile)).name
+        name = Path(pm_hot.session_file(folder, hostile)).name
         assert len(name) == 32 and name.isalnum()

@@ -1,50 +1,25 @@
 #!/usr/bin/env python3
 """Print the budgeted permanent-memory block for a project (see SKILL.md)."""
 
-# This file runs on every prompt the user types (the `hook` command), and Python compiles a
-# script on every run, so it holds only the command dispatch and the hook's steady state: a
-# cache hit for a session that already has the block. That path uses only modules a bare
-# interpreter has already loaded, plus _json and _blake2 (the json package would pull in `re`).
-# Rendering, cache writes, parsing and tiktoken live in the pm_* siblings, imported on demand.
-# No `from __future__ import annotations` here: it is an import too; annotations are strings.
-import os
-import stat
+# The entry point of the skill and of the plugin's per-prompt hook. Python compiles a script on
+# every run and never caches it, so this file is only the dispatch: the hook's steady state is
+# pm_hot (loaded from cached bytecode), the other commands are pm_cli.
 import sys
-import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
     from typing import Any
 
-try:
-    from _blake2 import blake2b
-except ImportError:  # an interpreter built without it
-    from hashlib import blake2b
-
-__version__ = "0.1.0"
-CACHE_FORMAT = "pm-block-1"
-MEMORY_FILE = os.path.join(".claude", "memory", "permanent_memory.md")
-HOOK_MAX_CHARS = 10000
-# More bytes than this means more than 8000 cl100k_base tokens whatever the file holds (no token
-# is longer than 128 bytes): the file is skipped without being read, let alone tokenised.
-CERTAIN_SKIP_BYTES = 8000 * 128 + 3
-# The modules whose code decides the block: a change to any of them invalidates the cache.
-RENDER_MODULES = (
-    "permanent_memory.py",
-    "pm_load.py",
-    "pm_parse.py",
-    "pm_render.py",
-    "pm_tokens.py",
-    "memory_text.py",
-)
-HERE = os.path.dirname(os.path.abspath(__file__))
-
 
 def main(argv: "Sequence[str] | None" = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["hook"]:
-        return hook()
+        if TYPE_CHECKING or not __package__:
+            import pm_hot
+        else:
+            from . import pm_hot
+        return pm_hot.hook()
     if TYPE_CHECKING or not __package__:
         import pm_cli
     else:
@@ -62,221 +37,6 @@ def load_encoding() -> "Any":
         return pm_tokens.load_tiktoken_encoding()
     except pm_tokens.EncodingUnavailable:
         return None
-
-
-def note(message: str) -> None:
-    try:
-        sys.stderr.write(f"permanent-memory hook: {message}\n")
-    except (OSError, ValueError):
-        pass
-
-
-def hook() -> int:
-    """Claude Code SessionStart / UserPromptSubmit hook: the block or nothing; exit 0."""
-    try:
-        output = hook_output()
-    except Exception as exc:  # the hook boundary: a failure must never block the user's prompt
-        note(f"internal error, nothing emitted: {type(exc).__name__}: {exc}")
-        return 0
-    if output:
-        try:
-            sys.stdout.write(output)
-            sys.stdout.flush()
-        except (OSError, ValueError):
-            pass
-    return 0
-
-
-class _JsonContext:
-    # What the standard json package's C scanner reads from its decoder.
-    strict = True
-    object_hook = None
-    object_pairs_hook = None
-    parse_float = float
-    parse_int = int
-    parse_constant = float
-
-
-def parse_hook_json(raw: bytes) -> "dict[str, Any] | None":
-    """The hook's JSON object; {} for empty input; None when it is not a JSON object."""
-    try:
-        text = raw.decode("utf-8").strip()
-        if not text:
-            return {}
-        try:
-            from _json import make_scanner
-        except ImportError:  # no C accelerator: the json package
-            from json import loads
-
-            value = loads(text)
-        else:
-            value, end = make_scanner(_JsonContext)(text, 0)  # type: ignore[arg-type]
-            if end != len(text):
-                return None
-    except (ValueError, StopIteration, RecursionError):
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def int_option(name: str, default: int, minimum: int) -> int:
-    value = os.environ.get("CLAUDE_PLUGIN_OPTION_" + name, "").strip()
-    if value.isdigit() and int(value) >= minimum:
-        return int(value)
-    if value:
-        note(
-            f"ignoring CLAUDE_PLUGIN_OPTION_{name}={value!r} (want a whole number >= "
-            f"{minimum}); using {default}"
-        )
-    return default
-
-
-def every_turn() -> bool:
-    value = os.environ.get("CLAUDE_PLUGIN_OPTION_EVERY_TURN", "").strip().lower()
-    if value not in ("", "0", "false", "no", "off", "1", "true", "yes", "on"):
-        note(f"ignoring CLAUDE_PLUGIN_OPTION_EVERY_TURN={value!r} (want true or false)")
-    return value in ("1", "true", "yes", "on")
-
-
-def cache_dir() -> "str | None":
-    """Where the hook keeps rendered blocks and per-session state; never the repository."""
-    data = os.environ.get("CLAUDE_PLUGIN_DATA", "")
-    if os.path.isabs(data):
-        return os.path.join(data, "permanent-memory")
-    xdg = os.environ.get("XDG_CACHE_HOME", "")
-    if os.path.isabs(xdg):
-        return os.path.join(xdg, "project-memory", "permanent-memory")
-    home = os.path.expanduser("~")
-    if not os.path.isabs(home):
-        return None
-    return os.path.join(home, ".cache", "project-memory", "permanent-memory")
-
-
-def digest(data: bytes) -> str:
-    return blake2b(data, digest_size=16).hexdigest()
-
-
-def code_stamp() -> str:
-    stamps = []
-    for name in RENDER_MODULES:
-        try:
-            stamps.append(str(os.stat(os.path.join(HERE, name)).st_mtime_ns))
-        except OSError:
-            stamps.append("-")
-    return ",".join(stamps)
-
-
-def cache_entry(key: str, block: str) -> bytes:
-    """A cache file: a header naming the key, the body's length and its digest, then the body;
-    a truncated or altered entry fails the check and is rendered again."""
-    body = block.encode("utf-8")
-    return f"{CACHE_FORMAT} {key} {len(body)} {digest(body)}\n".encode() + body
-
-
-def read_cache_entry(path: str, key: str) -> "str | None":
-    """The block stored under key, or None when absent, stale, truncated or corrupt."""
-    try:
-        with open(path, "rb") as handle:
-            entry = handle.read(HOOK_MAX_CHARS * 4 + 256)
-    except OSError:
-        return None
-    header, _, body = entry.partition(b"\n")
-    fields = header.split(b" ")
-    if len(fields) != 4 or fields[0] != CACHE_FORMAT.encode() or fields[1] != key.encode():
-        return None
-    if fields[2] != str(len(body)).encode() or fields[3] != digest(body).encode():
-        return None
-    try:
-        return body.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-
-
-def session_file(folder: str, session_id: str) -> str:
-    safe = session_id.replace("-", "").replace("_", "")
-    if not (safe.isascii() and safe.isalnum() and len(session_id) <= 100):
-        session_id = digest(session_id.encode("utf-8", "surrogatepass"))
-    return os.path.join(folder, "sessions", session_id)
-
-
-def read_memory_file(path: str) -> "tuple[bytes | None, int]":
-    """The file's bytes (None when it is over CERTAIN_SKIP_BYTES) and its size. It is opened
-    without blocking and read only if it is a regular file: a FIFO or a device must neither
-    hang nor flood the hook. Raises FileNotFoundError or NotADirectoryError when there is no
-    file, another OSError when it cannot be read."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-    with open(os.open(path, flags), "rb") as handle:
-        status = os.fstat(handle.fileno())
-        if not stat.S_ISREG(status.st_mode):
-            raise OSError("not a regular file")
-        if status.st_size > CERTAIN_SKIP_BYTES:
-            return None, status.st_size
-        data = handle.read(CERTAIN_SKIP_BYTES + 1)
-    if len(data) > CERTAIN_SKIP_BYTES:  # it grew while being read
-        return None, len(data)
-    return data, len(data)
-
-
-def read_small(path: str) -> bytes:
-    try:
-        with open(path, "rb") as handle:
-            return handle.read(64)
-    except OSError:
-        return b""
-
-
-def hook_output() -> str:
-    stdin = sys.stdin
-    raw = b"" if stdin is None or stdin.isatty() else stdin.buffer.read(1 << 20)
-    payload = parse_hook_json(raw)
-    if payload is None:
-        note("stdin is not Claude Code hook JSON; nothing emitted")
-        return ""
-    cwd = payload.get("cwd")
-    project = os.environ.get("CLAUDE_PROJECT_DIR") or (cwd if isinstance(cwd, str) else "")
-    path = os.path.join(project or os.getcwd(), MEMORY_FILE)
-    try:
-        data, size = read_memory_file(path)
-    except (FileNotFoundError, NotADirectoryError):
-        return ""  # no permanent memory in this project: say nothing
-    except OSError as exc:
-        note(f"cannot read {path}: {exc.strerror or exc}")
-        return ""
-    options = (
-        int_option("TOKEN_TARGET", 120, 1),
-        int_option("HARD_CAP", 200, 40),
-        int_option("STALE_DAYS", 90, 1),
-    )
-    each_turn = every_turn()
-    content = digest(data) if data is not None else f"size {size}"
-    today = time.strftime("%Y-%m-%d", time.gmtime())
-    key = digest(f"{__version__}|{code_stamp()}|{today}|{options}|{content}".encode())
-    folder = cache_dir()
-    slot = os.path.join(folder, "blocks", digest(os.fsencode(path)) + ".txt") if folder else ""
-    block = read_cache_entry(slot, key) if slot else None
-    if block is None:
-        if TYPE_CHECKING or not __package__:
-            import pm_hook
-        else:
-            from . import pm_hook
-        block = pm_hook.render_and_store(data, size, options, slot, lambda b: cache_entry(key, b))
-    if len(block) >= HOOK_MAX_CHARS:
-        note("block too large for a hook; nothing emitted")
-        return ""
-    session_id = payload.get("session_id")
-    if not (folder and isinstance(session_id, str) and session_id):
-        return block  # no session to remember what it was sent
-    state = session_file(folder, session_id)
-    sent = digest(block.encode("utf-8"))
-    if read_small(state) == sent.encode():
-        if payload.get("hook_event_name") == "UserPromptSubmit" and not each_turn:
-            return ""  # this session already has this block
-        return block
-    if TYPE_CHECKING or not __package__:
-        import pm_hook
-    else:
-        from . import pm_hook
-    pm_hook.record_sent(state, sent)
-    return block
 
 
 if __name__ == "__main__":

@@ -14,14 +14,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
-    from permanent_memory import read_memory_file
+    from pm_hot import read_memory_file
     from pm_load import Summary, summarise
     from pm_parse import parse_iso_datetime
     from pm_render import Budget
     from pm_report import Context, explain_text, inspect_text, summary_json
     from pm_tokens import Tokenizer
 else:  # installed as a package
-    from .permanent_memory import read_memory_file
+    from .pm_hot import read_memory_file
     from .pm_load import Summary, summarise
     from .pm_parse import parse_iso_datetime
     from .pm_render import Budget
@@ -280,10 +280,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_write_command(args_list)
     if args_list[:1] == ["hook"]:
         if TYPE_CHECKING or not __package__:
-            import permanent_memory
+            import pm_hot
         else:
-            from . import permanent_memory
-        return permanent_memory.hook()
+            from . import pm_hot
+        return pm_hot.hook()
     if not args_list or (args_list[0] not in COMMANDS and args_list[0] not in ("-h", "--help")):
         args_list.insert(0, "load")
     args = build_parser().parse_args(args_list)

@@ -9,14 +9,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
-    import permanent_memory
+    import pm_hot
     from pm_hook import write_atomic
     from pm_load import decode
     from pm_parse import parse_permanent
     from pm_render import SKIP_TOKENS
     from pm_tokens import EncodingUnavailable, read_verified_encoding
 else:  # installed as a package
-    from . import permanent_memory
+    from . import pm_hot
     from .pm_hook import write_atomic
     from .pm_load import decode
     from .pm_parse import parse_permanent
@@ -115,7 +115,7 @@ def check_tokenizer() -> list[Check]:
 
 
 def check_cache_dir() -> Check:
-    folder = permanent_memory.cache_dir()
+    folder = pm_hot.cache_dir()
     if folder is None:
         return Check(
             "cache",
@@ -142,7 +142,7 @@ def check_memory_file(project: Path) -> list[Check]:
     path = project / MEMORY_FILE
     checks = [Check("project", INFO, f"project directory: {project}")]
     try:
-        data, size = permanent_memory.read_memory_file(str(path))
+        data, size = pm_hot.read_memory_file(str(path))
     except (FileNotFoundError, NotADirectoryError):
         checks.append(
             Check("memory", INFO, f"no permanent memory at {path} (the loader stays silent)")
