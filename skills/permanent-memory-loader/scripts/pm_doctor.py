@@ -5,23 +5,22 @@ from __future__ import annotations
 import json
 import os
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
     import pm_hot
     from pm_hook import write_atomic
-    from pm_load import decode
-    from pm_parse import parse_permanent
-    from pm_render import SKIP_TOKENS
-    from pm_tokens import EncodingUnavailable, read_verified_encoding
+    from pm_load import summarise
+    from pm_render import SKIP_TOKENS, Budget, safe_text
+    from pm_tokens import EncodingUnavailable, Tokenizer, read_verified_encoding
 else:  # installed as a package
     from . import pm_hot
     from .pm_hook import write_atomic
-    from .pm_load import decode
-    from .pm_parse import parse_permanent
-    from .pm_render import SKIP_TOKENS
-    from .pm_tokens import EncodingUnavailable, read_verified_encoding
+    from .pm_load import summarise
+    from .pm_render import SKIP_TOKENS, Budget, safe_text
+    from .pm_tokens import EncodingUnavailable, Tokenizer, read_verified_encoding
 
 OK, WARN, FAIL, INFO = "ok", "warn", "FAIL", "info"
 MEMORY_FILE = Path(".claude") / "memory" / "permanent_memory.md"
@@ -123,17 +122,24 @@ def check_cache_dir() -> Check:
             "no cache directory (no CLAUDE_PLUGIN_DATA, XDG_CACHE_HOME or home directory)",
             "set XDG_CACHE_HOME to an absolute path",
         )
-    probe = os.path.join(folder, f".doctor-{os.getpid()}")
+    fix = (
+        "make it writable, or set CLAUDE_PLUGIN_DATA or XDG_CACHE_HOME to a writable absolute path"
+    )
+    existing = folder
+    while not os.path.exists(existing):  # doctor creates nothing: test the nearest parent
+        existing = os.path.dirname(existing)
+    if existing != folder or not os.path.isdir(folder):
+        if os.path.isdir(existing) and os.access(existing, os.W_OK | os.X_OK):
+            return Check("cache", OK, f"cache directory {folder} will be created on first use")
+        where = "it is not a directory" if existing == folder else f"cannot create it in {existing}"
+        return Check("cache", FAIL, f"cache directory {folder}: {where}", fix)
+    probe = os.path.join(folder, f".doctor-{os.getpid()}.tmp")
     try:
         write_atomic(probe, b"ok")
         os.unlink(probe)
     except OSError as exc:
         return Check(
-            "cache",
-            FAIL,
-            f"cache directory not writable: {folder}: {exc.strerror or exc}",
-            "make it writable, or set CLAUDE_PLUGIN_DATA or "
-            "XDG_CACHE_HOME to a writable absolute path",
+            "cache", FAIL, f"cache directory not writable: {folder}: {exc.strerror or exc}", fix
         )
     return Check("cache", OK, f"cache directory writable: {folder}")
 
@@ -158,37 +164,54 @@ def check_memory_file(project: Path) -> list[Check]:
             )
         )
         return checks
-    if data is None:
+    summary = summarise(data, size, Budget(), Tokenizer(), datetime.now(timezone.utc))
+    if summary.skipped:
         checks.append(
             Check(
                 "memory",
                 WARN,
-                f"{path}: {size:,} bytes, over {SKIP_TOKENS} tokens: skipped",
+                f"{path}: {size:,} bytes, over {SKIP_TOKENS} tokens: not loaded",
                 "archive old epics: permanent_memory.py archive",
             )
         )
         return checks
-    text = decode(data)
-    epics = parse_permanent(text)
+    epics = summary.epics
     if not epics:
         checks.append(
             Check(
                 "memory",
                 WARN,
                 f"{path}: no `## Epic:` sections, nothing to show",
-                "start each epic with `## Epic: ID — intent`",
+                "start each epic with `## Epic: ID \u2014 intent`",
             )
         )
         return checks
-    undated = [epic.epic_id or "?" for epic in epics if epic.completed_at is None]
-    checks.append(Check("memory", OK, f"{path}: {len(epics)} epics, {size:,} bytes"))
+    block = summary.block
+    shown = "everything" if block.level == "L0" else f"level {block.level}, trimmed"
+    checks.append(
+        Check("memory", OK, f"{path}: {len(epics)} epics, {size:,} bytes; block: {shown}")
+    )
+    undated = [safe_text(epic.epic_id) or "?" for epic in epics if epic.completed_at is None]
     if undated:
+        listed = ", ".join(undated[:8]) + (", \u2026" if len(undated) > 8 else "")
         checks.append(
             Check(
                 "dates",
                 WARN,
-                f"no readable **Completed:** date (never flagged stale): {', '.join(undated[:8])}",
+                f"no readable **Completed:** date, never flagged stale: {listed}",
                 "add `**Completed:** YYYY-MM-DDTHH:MM:SSZ` under the heading",
+            )
+        )
+    empty = [
+        safe_text(e.epic_id) or "?" for e in epics if not any(s.entries for s in e.subsections)
+    ]
+    if empty:
+        checks.append(
+            Check(
+                "sections",
+                WARN,
+                f"no subsection lines, only the Epic line is shown: {', '.join(empty[:8])}",
+                "add `### Architectural decisions` (or Gotchas discovered, ...) with `- ` lines",
             )
         )
     overrides = path.with_name("manual_overrides.md")
