@@ -114,10 +114,10 @@ CHOICES = [
     (35, 200, "L0", "first level within the target (35)"),
     (34, 200, "L2", "first level within the target (34)"),
     (33, 200, "L3", "first level within the target (33)"),
-    (10, 200, "L0", "first level within the hard cap (200)"),
-    (10, 40, "L0", "first level within the hard cap (40)"),
-    (10, 34, "L2", "first level within the hard cap (34)"),
-    (10, 20, "L3", "first level within the hard cap (20)"),
+    (10, 200, "L0", "none within the target (10); first level within the hard cap (200)"),
+    (10, 40, "L0", "none within the target (10); first level within the hard cap (40)"),
+    (10, 34, "L2", "none within the target (10); first level within the hard cap (34)"),
+    (10, 20, "L3", "none within the target (10); first level within the hard cap (20)"),
     (500, 36, "L0", "first level within the target (36)"),  # a target above the cap is the cap
 ]
 
@@ -144,7 +144,7 @@ def test_ids_level_keeps_the_newest_that_fit_with_plus_n_older() -> None:
     epics = parse_permanent("".join(epic_text(i) for i in range(1, 31)))
     block = render_block(epics, Budget(target=10, hard_cap=25), words, NOW)
     assert block.level == "IDS"
-    assert block.reason == "no level within the hard cap (25)"
+    assert block.reason == "no level within the hard cap (25); the newest IDs that fit it"
     lines = block.text.splitlines()
     assert lines[0] == STAMP
     assert lines[1].startswith("Epics: E-")

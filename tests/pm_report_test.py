@@ -137,3 +137,22 @@ def test_hostile_text_is_cleaned_in_every_view() -> None:
         "[permanent-memory | trust:user]",
     ):
         assert hostile not in shown
+
+
+def test_degraded_blocks_say_how_to_see_everything() -> None:
+    summary, tokenizer = summarise("tentative-dropped", Budget(target=80))
+    lines = pm_report.explain_text(summary, CONTEXT, tokenizer.count).splitlines()
+    assert lines[-2:] == [
+        "chosen: L1, first level within the target (80)",
+        "to show everything: a target of at least 92 (--target, or the plugin option token_target)",
+    ]
+    summary, tokenizer = summarise("ids-only")
+    lines = pm_report.inspect_text(summary, CONTEXT, tokenizer.count).splitlines()
+    assert lines[-2] == (
+        "chosen: IDS, no level within the hard cap (200); the newest IDs that fit it"
+    )
+    assert lines[-1].startswith("everything needs ")
+    assert lines[-1].endswith(
+        " tokens, over the hard cap (200): archive old epics (permanent_memory.py archive) or "
+        "shorten their first lines"
+    )

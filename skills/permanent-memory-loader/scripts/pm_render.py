@@ -207,18 +207,19 @@ def render_block(epics: Sequence[Epic], budget: Budget, count: Counter, now: dat
 
         return count_once
 
-    target = min(budget.target, budget.hard_cap)
-    for limit, name in ((target, "target"), (budget.hard_cap, "hard cap")):
+    target, cap = min(budget.target, budget.hard_cap), budget.hard_cap
+    rules = (
+        (target, f"first level within the target ({target})"),
+        (cap, f"none within the target ({target}); first level within the hard cap ({cap})"),
+    )
+    for limit, reason in rules:
         for level in ("L0", "L1", "L2", "L3"):
             if fits(texts[level], limit, counted(level), budget.max_chars):
-                return Block(
-                    texts[level], level, texts, tokens, f"first level within the {name} ({limit})"
-                )
+                return Block(texts[level], level, texts, tokens, reason)
     texts["IDS"] = ids_text(epics, budget, count)
-    if fits(texts["IDS"], budget.hard_cap, counted("IDS"), budget.max_chars):
-        return Block(
-            texts["IDS"], "IDS", texts, tokens, f"no level within the hard cap ({budget.hard_cap})"
-        )
+    if fits(texts["IDS"], cap, counted("IDS"), budget.max_chars):
+        reason = f"no level within the hard cap ({cap}); the newest IDs that fit it"
+        return Block(texts["IDS"], "IDS", texts, tokens, reason)
     # A hard cap too small even for the stamp and the note: the stamp alone, or nothing.
     fallback = STAMP + "\n" if fits(STAMP + "\n", budget.hard_cap, count) else ""
     return Block(fallback, "IDS", texts, tokens, f"hard cap ({budget.hard_cap}) too small")

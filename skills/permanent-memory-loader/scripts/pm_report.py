@@ -151,6 +151,18 @@ def level_lines(summary: Summary, count: Counter, mark: Callable[[str], str] = s
     for level, line in zip(LEVELS, lines[1:]):
         out.append(mark(line) if level == summary.block.level else line)
     out.append(f"chosen: {summary.block.level}, {summary.block.reason}")
+    if summary.block.level != "L0":
+        need, cap = tokens["L0"], summary.budget.hard_cap
+        if need <= cap:
+            out.append(
+                f"to show everything: a target of at least {need} (--target, or the plugin "
+                "option token_target)"
+            )
+        else:
+            out.append(
+                f"everything needs {need} tokens, over the hard cap ({cap}): archive old epics "
+                "(permanent_memory.py archive) or shorten their first lines"
+            )
     return out
 
 
