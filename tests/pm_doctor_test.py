@@ -168,7 +168,7 @@ def test_large_and_unreadable_memory_files(tmp_path: Path, env: dict[str, str]) 
     project = project_with(tmp_path, "skip-over-8000")
     memory = project / ".claude" / "memory" / "permanent_memory.md"
     assert lines_by_name(doctor(project, env).stdout)["memory"] == (
-        f"warn  memory    {memory}: 60,732 bytes, over 8000 tokens: not loaded -> archive old "
+        f"warn  memory    {memory}: 60,732 bytes, over 8000 tokens: skipped -> archive old "
         "epics: permanent_memory.py archive"
     )
     memory.unlink()

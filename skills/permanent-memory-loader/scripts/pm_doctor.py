@@ -170,7 +170,7 @@ def check_memory_file(project: Path) -> list[Check]:
             Check(
                 "memory",
                 WARN,
-                f"{path}: {size:,} bytes, over {SKIP_TOKENS} tokens: not loaded",
+                f"{path}: {size:,} bytes, over {SKIP_TOKENS} tokens: skipped",
                 "archive old epics: permanent_memory.py archive",
             )
         )
