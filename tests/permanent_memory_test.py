@@ -234,6 +234,16 @@ def test_hook_garbage_stdin_prints_nothing_and_exits_0(
     )
 
 
+def test_hook_reads_a_large_prompt_whole(tmp_path: Path, project: Path) -> None:
+    # UserPromptSubmit JSON carries the prompt: a pasted 3 MB log must not break the hook.
+    payload = json.dumps(
+        {"session_id": "big", "hook_event_name": "UserPromptSubmit", "prompt": "x" * 3_000_000}
+    ).encode()
+    env = clean_env(tmp_path, CLAUDE_PROJECT_DIR=str(project))
+    result = run(["hook"], stdin=payload, env=env)
+    assert (result.returncode, result.stdout, result.stderr) == (0, seed_block_today(), "")
+
+
 def test_hook_empty_stdin_behaves_like_session_start(tmp_path: Path, project: Path) -> None:
     result = run(["hook"], env=clean_env(tmp_path, CLAUDE_PROJECT_DIR=str(project)))
     assert (result.returncode, result.stdout, result.stderr) == (0, seed_block_today(), "")

@@ -201,7 +201,7 @@ def read_small(path: str) -> bytes:
 
 def hook_output() -> str:
     stdin = sys.stdin
-    raw = b"" if stdin is None or stdin.isatty() else stdin.buffer.read(1 << 20)
+    raw = b"" if stdin is None or stdin.isatty() else stdin.buffer.read()
     payload = parse_hook_json(raw)
     if payload is None:
         note("stdin is not Claude Code hook JSON; nothing emitted")
