@@ -244,6 +244,24 @@ def test_hook_reads_a_large_prompt_whole(tmp_path: Path, project: Path) -> None:
     assert (result.returncode, result.stdout, result.stderr) == (0, seed_block_today(), "")
 
 
+def test_hook_writes_utf8_whatever_the_locale(tmp_path: Path, project: Path) -> None:
+    memory = project / ".claude" / "memory" / "permanent_memory.md"
+    memory.write_text(memory.read_text().replace("JWT auth", "JWT auth \u2014 caf\u00e9 \u2026"))
+    env = clean_env(
+        tmp_path, CLAUDE_PROJECT_DIR=str(project), LC_ALL="C", LANG="C", PYTHONIOENCODING="ascii"
+    )
+    proc = subprocess.run(
+        [sys.executable, str(SCRIPT), "hook"],
+        input=hook_json("SessionStart"),
+        capture_output=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert proc.returncode == 0 and proc.stderr == b""
+    assert "Epic FEAT-007 (JWT auth \u2014 caf\u00e9 \u2026):" in proc.stdout.decode("utf-8")
+
+
 def test_hook_empty_stdin_behaves_like_session_start(tmp_path: Path, project: Path) -> None:
     result = run(["hook"], env=clean_env(tmp_path, CLAUDE_PROJECT_DIR=str(project)))
     assert (result.returncode, result.stdout, result.stderr) == (0, seed_block_today(), "")

@@ -55,9 +55,12 @@ def hook() -> int:
         return 0
     if output:
         try:
-            sys.stdout.write(output)
-            sys.stdout.flush()
-        except (OSError, ValueError):
+            # Claude Code reads UTF-8 whatever the locale says; write bytes, in one go.
+            stream = sys.stdout
+            stream.flush()
+            stream.buffer.write(output.encode("utf-8"))
+            stream.buffer.flush()
+        except (OSError, ValueError, AttributeError):
             pass
     return 0
 
