@@ -527,6 +527,39 @@ def test_loader_hook_bounded_at_the_largest_options(tmp_path: Path) -> None:
         assert not block_problems(res.out, LOADER_STAMP)
 
 
+def test_explain_reason_when_characters_decide(tmp_path: Path) -> None:
+    """When the 9,000-character guard, not the token target, rules out L0-L2, the reported
+    reason must not claim the chosen level is the first within the target (FINDINGS F11)."""
+    words = "configuration implementation documentation internationalization responsibilities"
+    line = (words + " ") * 3
+    text = "".join(
+        f"## Epic: W-{i:03d} — x\n**Completed:** 2026-11-01\n"
+        + "".join(
+            f"### {h}\n- {line[:118]}\n"
+            for h in (
+                "Architectural decisions",
+                "Gotchas discovered",
+                "Anti-patterns to avoid",
+                "Patterns that worked",
+                "Conflicts encountered",
+                "Tentative (low confidence)",
+            )
+        )
+        for i in range(18)
+    )
+    proj = _project(tmp_path, text.encode())
+    env = isolated_env(tmp_path)
+    args = ["load", "--project-dir", str(proj), "--hard-cap", "2000", "--target", "2000"]
+    doc = json.loads(run(LOADER, [*args, "--format", "json"], env=env).out)
+    within = [lv for lv in ("L0", "L1", "L2", "L3") if doc["levels"][lv]["tokens"] <= 2000]
+    assert within and within[0] == "L0"
+    if doc["level"] != within[0]:
+        assert "first level within the target" not in doc["reason"], doc["reason"]
+        explain = run(LOADER, [*args, "--explain"], env=env).err
+        assert "first level within the target" not in explain, explain
+        assert "a target of at least" not in explain, explain
+
+
 def test_manager_hook_bounded_with_many_projects(tmp_path: Path) -> None:
     """Hundreds of projects with long names and long checkpoints: the SessionStart hook stays
     under 4,000 characters."""
