@@ -763,6 +763,30 @@ add(
 )
 add(
     S,
+    "snap-wrong-types-6",
+    GOOD_FM.replace("project-name: proj", "project-name: 123")
+    .replace(
+        "checkpoint_decisions:\n  CP-S0:\n    option: A\n    note: Approved as-is\n  CP-S2:\n"
+        "    option: C\n    regenerated_count: 1\n",
+        "checkpoint_decisions:\n  CP-S0: {option: Z, regenerated_count: many, note: [a, b]}\n"
+        "  CP-S1: null\n  CP-S2: A\n  7: {option: B}\n",
+    )
+    .replace("updated_at: '2026-01-01T11:00:00Z'", "updated_at: .inf")
+    + GOOD_BODY,
+    {"load_last": "either"},
+    "project-name an int, bad decision options/counts/notes, a null and a scalar decision, "
+    "an int checkpoint key, updated_at infinity",
+)
+add(
+    S,
+    "snap-complex-keys",
+    GOOD_FM.replace("mode: architect\n", "mode: architect\n? [a, b]\n: list key\n~: null key\n")
+    + GOOD_BODY,
+    {"load_last": "either"},
+    "a list as a mapping key (unhashable in Python) and a null key",
+)
+add(
+    S,
     "snap-future-updated",
     fm(**{"updated_at": "'2099-01-01T00:00:00Z'"}),
     {"load_last": "either"},
