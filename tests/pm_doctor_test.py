@@ -120,10 +120,7 @@ def test_unusable_cache_dir_fails(tmp_path: Path, env: dict[str, str]) -> None:
     env["CLAUDE_PLUGIN_DATA"] = str(tmp_path / "data")
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "permanent-memory").write_text("a file")
-    assert (
-        "it is not a directory"
-        in lines_by_name(doctor(project, env).stdout)["cache"]
-    )
+    assert "it is not a directory" in lines_by_name(doctor(project, env).stdout)["cache"]
 
 
 @pytest.mark.parametrize(
