@@ -140,6 +140,23 @@ def test_choice(target: int, hard_cap: int, level: str, reason: str) -> None:
     assert words(block.text) <= hard_cap
 
 
+def test_reason_names_the_character_limit_when_it_decides() -> None:
+    texts = pm_render.level_texts(TWO, NOW, Budget(), words)
+    assert [len(texts[level]) for level in ("L0", "L1", "L2", "L3")] == [256, 263, 232, 122]
+    block = render_block(TWO, Budget(target=200, hard_cap=200, max_chars=150), words, NOW)
+    assert (block.level, block.reason) == (
+        "L3",
+        "L0, L1, L2 over the 150-character limit of a hook; first level within it and the "
+        "target (200)",
+    )
+    capped = render_block(TWO, Budget(target=10, hard_cap=200, max_chars=250), words, NOW)
+    assert (capped.level, capped.reason) == (
+        "L2",
+        "none within the target (10); L0, L1 over the 250-character limit of a hook; first "
+        "level within it and the hard cap (200)",
+    )
+
+
 def test_ids_level_keeps_the_newest_that_fit_with_plus_n_older() -> None:
     epics = parse_permanent("".join(epic_text(i) for i in range(1, 31)))
     block = render_block(epics, Budget(target=10, hard_cap=25), words, NOW)

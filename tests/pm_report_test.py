@@ -156,3 +156,16 @@ def test_degraded_blocks_say_how_to_see_everything() -> None:
         " tokens, over the hard cap (200): archive old epics (permanent_memory.py archive) or "
         "shorten their first lines"
     )
+
+
+def test_when_characters_rule_out_everything_it_says_so() -> None:
+    summary, tokenizer = summarise("v2-sections", Budget(target=200, hard_cap=200, max_chars=300))
+    lines = pm_report.explain_text(summary, CONTEXT, tokenizer.count).splitlines()
+    assert lines[-2] == (
+        "chosen: L3, L0, L1, L2 over the 300-character limit of a hook; first level within it "
+        "and the target (200)"
+    )
+    assert lines[-1] == (
+        "everything is 553 characters, over the 300 a hook may print: archive old epics "
+        "(permanent_memory.py archive) or shorten their first lines"
+    )

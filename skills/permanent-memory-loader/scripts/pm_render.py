@@ -208,13 +208,23 @@ def render_block(epics: Sequence[Epic], budget: Budget, count: Counter, now: dat
         return count_once
 
     target, cap = min(budget.target, budget.hard_cap), budget.hard_cap
+    # Levels ruled out by the character limit of a hook rather than by tokens: say so.
+    too_long = [level for level in _KEEP if len(texts[level]) > budget.max_chars]
     rules = (
-        (target, f"first level within the target ({target})"),
-        (cap, f"none within the target ({target}); first level within the hard cap ({cap})"),
+        (target, "", f"the target ({target})"),
+        (cap, f"none within the target ({target}); ", f"the hard cap ({cap})"),
     )
-    for limit, reason in rules:
+    for limit, before, within in rules:
         for level in ("L0", "L1", "L2", "L3"):
             if fits(texts[level], limit, counted(level), budget.max_chars):
+                skipped = [other for other in too_long if other < level]
+                if skipped:
+                    reason = (
+                        f"{before}{', '.join(skipped)} over the {budget.max_chars:,}-character "
+                        f"limit of a hook; first level within it and {within}"
+                    )
+                else:
+                    reason = f"{before}first level within {within}"
                 return Block(texts[level], level, texts, tokens, reason)
     texts["IDS"] = ids_text(epics, budget, count)
     if fits(texts["IDS"], cap, counted("IDS"), budget.max_chars):

@@ -153,15 +153,19 @@ def level_lines(summary: Summary, count: Counter, mark: Callable[[str], str] = s
     out.append(f"chosen: {summary.block.level}, {summary.block.reason}")
     if summary.block.level != "L0":
         need, cap = tokens["L0"], summary.budget.hard_cap
-        if need <= cap:
+        characters, limit = len(summary.block.levels["L0"]), summary.budget.max_chars
+        fix = "archive old epics (permanent_memory.py archive) or shorten their first lines"
+        if need > cap:
+            out.append(f"everything needs {need} tokens, over the hard cap ({cap}): {fix}")
+        elif characters > limit:
             out.append(
-                f"to show everything: a target of at least {need} (--target, or the plugin "
-                "option token_target)"
+                f"everything is {characters:,} characters, over the {limit:,} a hook may print: "
+                f"{fix}"
             )
         else:
             out.append(
-                f"everything needs {need} tokens, over the hard cap ({cap}): archive old epics "
-                "(permanent_memory.py archive) or shorten their first lines"
+                f"to show everything: a target of at least {need} (--target, or the plugin "
+                "option token_target)"
             )
     return out
 
