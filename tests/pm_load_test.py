@@ -30,6 +30,9 @@ class Recording(Tokenizer):
 
 def test_decode_handles_bom_crlf_and_bad_bytes() -> None:
     assert pm_load.decode(b"\xef\xbb\xbfa\r\nb\rc\xff") == "a\nb\nc\ufffd"
+    assert pm_load.decode("\ufeffa\r\n\u00e9".encode("utf-16-le")) == "a\n\u00e9"
+    assert pm_load.decode("\ufeffa\r\n\u00e9".encode("utf-16-be")) == "a\n\u00e9"
+    assert pm_load.decode(b"\xff\xfea\x00\x00") == "a\ufffd"  # odd length: replaced
 
 
 def test_small_file_is_not_counted_for_the_skip() -> None:

@@ -28,6 +28,10 @@ class Summary(NamedTuple):
 
 
 def decode(data: bytes) -> str:
+    """UTF-8 with replacement; UTF-16 when the file starts with its byte-order mark (what
+    Windows PowerShell 5 writes with `>`)."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return normalise_text(data.decode("utf-16", "replace"))
     return normalise_text(data.decode("utf-8", "replace"))
 
 
