@@ -14,20 +14,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
+    import memory_io
     import mm_snapshot
 else:  # installed as a package
-    from . import mm_snapshot
+    from . import memory_io, mm_snapshot
 
-try:
-    import fcntl
-except ImportError:  # Windows: saves are still atomic, but not serialised (see references/)
-    fcntl = None  # type: ignore[assignment]
-
-HAVE_FLOCK = fcntl is not None
+# Without fcntl (Windows) saves are still atomic, but not serialised (see references/).
+HAVE_FLOCK = memory_io.HAVE_FLOCK
 SUFFIX = ".md"
 STAMP_LEN = 16  # YYYY-MM-DD-HH-MM
 LOCK_NAME = ".ski-memory.lock"
-TEMP_MARK = ".tmp-"
+TEMP_MARK = memory_io.TEMP_MARK
 MAX_SNAPSHOT_BYTES = 256 * 1024  # snapshots are 1-2 KB; anything this big is not one
 _NAME = re.compile(
     r"([0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])-(?:[01][0-9]|2[0-3])-[0-5][0-9])"
@@ -92,7 +89,7 @@ def projects(names: Iterable[str]) -> dict[str, list[str]]:
 
 
 def is_temp_name(name: str) -> bool:
-    return name.startswith(".") and TEMP_MARK in name and name != LOCK_NAME
+    return memory_io.is_temp_name(name) and name != LOCK_NAME
 
 
 def read_text(path: Path) -> str:
@@ -127,61 +124,19 @@ def locked(memory_dir: Path) -> Iterator[None]:
 
     The lock file lives in the memory directory itself so every process saving there agrees on
     it whatever its environment; it is empty, created once and never removed."""
-    if fcntl is None:
+    with contextlib.ExitStack() as held:
+        try:
+            held.enter_context(memory_io.locked(memory_dir / LOCK_NAME))
+        except memory_io.MemoryIOError as exc:
+            raise StoreError(str(exc)) from None
         yield
-        return
-    path = memory_dir / LOCK_NAME
-    try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
-    except OSError:
-        try:  # a read-only directory with the lock file already present
-            fd = os.open(path, os.O_RDONLY)
-        except OSError as exc:
-            raise StoreError(f"cannot lock {path}: {exc.strerror or exc}") from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # closing releases the lock
 
 
 def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
     """Replace `path` with `data` so readers see the old file or the new one, never a part:
     temp file in the same directory, write, fsync, os.replace, fsync the directory."""
-    temp = path.with_name(f".{path.name}{TEMP_MARK}{os.getpid()}-{os.urandom(4).hex()}")
     try:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY, 0o666)
-    except OSError as exc:
-        raise StoreError(f"cannot write {path}: {exc.strerror or exc}") from None
-    try:
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            if mode is not None:
-                os.chmod(temp, mode)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(temp, path)
-    except OSError as exc:
+        memory_io.atomic_write(path, data, mode)
+    except memory_io.MemoryIOError as exc:
         # Our own half-written temporary file is removed; the previous snapshot is untouched.
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise StoreError(f"cannot write {path}: {exc.strerror or exc}") from None
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(directory: Path) -> None:
-    if os.name == "nt":  # directories cannot be opened for fsync on Windows
-        return
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:  # some file systems refuse fsync on a directory; the file itself is synced
-        pass
-    finally:
-        os.close(fd)
+        raise StoreError(str(exc)) from None

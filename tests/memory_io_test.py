@@ -1,0 +1,207 @@
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import memory_io
+import pytest
+from conftest import LOADER_DIR, MANAGER_DIR
+
+TIMEOUT = 60
+
+
+def test_both_skills_carry_the_same_file() -> None:
+    loader = (LOADER_DIR / "memory_io.py").read_bytes()
+    manager = (MANAGER_DIR / "memory_io.py").read_bytes()
+    assert loader == manager
+
+
+def test_atomic_write_creates_and_replaces(tmp_path: Path) -> None:
+    path = tmp_path / "f.md"
+    memory_io.atomic_write(path, b"one\n")
+    assert path.read_bytes() == b"one\n"
+    memory_io.atomic_write(path, b"two\n", mode=0o640)
+    assert path.read_bytes() == b"two\n"
+    assert path.stat().st_mode & 0o777 == 0o640
+    memory_io.atomic_write(path, b"")
+    assert path.read_bytes() == b""
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.md"]
+
+
+def test_temp_names() -> None:
+    temp = memory_io.temp_path(Path("/m/permanent_memory.md"))
+    assert temp.parent == Path("/m")
+    prefix = f".permanent_memory.md.tmp-{os.getpid()}-"
+    assert temp.name.startswith(prefix) and len(temp.name) == len(prefix) + 8
+    assert memory_io.is_temp_name(temp.name)
+    assert not memory_io.is_temp_name("permanent_memory.md")
+    assert not memory_io.is_temp_name(".permanent_memory.lock")
+    assert not memory_io.is_temp_name("x.tmp-1-2")  # no leading dot: not ours
+
+
+@pytest.mark.parametrize("failing", ["write", "fsync", "replace"])
+def test_a_failed_write_leaves_the_previous_file_and_no_temp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: str
+) -> None:
+    path = tmp_path / "f.md"
+    path.write_bytes(b"previous\n")
+
+    def disk_full(*args: object) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, failing, disk_full)
+    with pytest.raises(memory_io.MemoryIOError) as caught:
+        memory_io.atomic_write(path, b"new\n")
+    monkeypatch.undo()
+    assert str(caught.value) == f"cannot write {path}: No space left on device"
+    assert path.read_bytes() == b"previous\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.md"]
+
+
+def test_a_write_into_a_missing_directory(tmp_path: Path) -> None:
+    path = tmp_path / "nowhere" / "f.md"
+    with pytest.raises(memory_io.MemoryIOError) as caught:
+        memory_io.atomic_write(path, b"x")
+    assert str(caught.value) == f"cannot write {path}: No such file or directory"
+
+
+def test_a_large_write_lands_whole(tmp_path: Path) -> None:
+    data = os.urandom(3 * 1024 * 1024)
+    memory_io.atomic_write(tmp_path / "big", data)
+    assert (tmp_path / "big").read_bytes() == data
+
+
+KILLED_BEFORE_REPLACE = """
+import os, sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+import memory_io
+os.replace = lambda *a: os._exit(9)  # the process dies right before the rename
+memory_io.atomic_write(Path(sys.argv[2]), b"new, complete text\\n")
+"""
+
+
+@pytest.mark.parametrize("skill_dir", [LOADER_DIR, MANAGER_DIR], ids=["loader", "manager"])
+def test_killed_before_replace_leaves_the_previous_file(tmp_path: Path, skill_dir: Path) -> None:
+    path = tmp_path / "f.md"
+    path.write_bytes(b"previous\n")
+    result = subprocess.run(
+        [sys.executable, "-c", KILLED_BEFORE_REPLACE, str(skill_dir), str(path)],
+        capture_output=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert result.returncode == 9, result.stderr
+    assert path.read_bytes() == b"previous\n"
+    [leftover] = [p for p in tmp_path.iterdir() if p.name != "f.md"]
+    assert memory_io.is_temp_name(leftover.name)
+    assert leftover.read_bytes() == b"new, complete text\n"
+
+
+HOLD_LOCK = """
+import sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+import memory_io
+with memory_io.locked(Path(sys.argv[2])):
+    print("locked", flush=True)
+    sys.stdin.readline()
+print("released", flush=True)
+"""
+
+
+def _holder(target: Path) -> subprocess.Popen[str]:
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(LOADER_DIR), str(target)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout is not None
+    assert holder.stdout.readline() == "locked\n"
+    return holder
+
+
+def _is_locked(target: Path) -> bool:
+    import fcntl
+
+    fd = os.open(target, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+    return False
+
+
+@pytest.mark.parametrize("kind", ["lock file", "directory"])
+def test_locked_excludes_other_processes_until_released(tmp_path: Path, kind: str) -> None:
+    target = tmp_path / ".x.lock" if kind == "lock file" else tmp_path
+    holder = _holder(target)
+    try:
+        assert _is_locked(target)
+        assert holder.stdin is not None and holder.stdout is not None
+        holder.stdin.write("\n")
+        holder.stdin.flush()
+        assert holder.stdout.readline() == "released\n"
+        assert holder.wait(timeout=TIMEOUT) == 0
+        assert not _is_locked(target)
+    finally:
+        holder.kill()
+        holder.wait(timeout=TIMEOUT)
+    # A directory is locked as it is: nothing is created in it.
+    assert [p.name for p in tmp_path.iterdir()] == ([".x.lock"] if kind == "lock file" else [])
+
+
+def test_a_killed_holder_releases_the_lock(tmp_path: Path) -> None:
+    holder = _holder(tmp_path)
+    try:
+        assert _is_locked(tmp_path)
+        holder.send_signal(signal.SIGKILL)
+        assert holder.wait(timeout=TIMEOUT) == -signal.SIGKILL
+        assert not _is_locked(tmp_path)
+        with memory_io.locked(tmp_path):
+            assert _is_locked(tmp_path)  # flock is per open file: ours now excludes a second
+    finally:
+        holder.kill()
+        holder.wait(timeout=TIMEOUT)
+
+
+def test_locked_reports_what_it_cannot_open(tmp_path: Path) -> None:
+    missing = tmp_path / "gone" / ".x.lock"
+    with pytest.raises(memory_io.MemoryIOError) as caught:
+        with memory_io.locked(missing):
+            pass  # pragma: no cover
+    assert str(caught.value) == f"cannot lock {missing}: No such file or directory"
+
+
+def test_locked_in_a_read_only_directory_uses_the_existing_lock_file(tmp_path: Path) -> None:
+    if os.geteuid() == 0:
+        pytest.skip("root ignores directory permissions")
+    lock = tmp_path / ".x.lock"
+    lock.touch(mode=0o444)
+    tmp_path.chmod(0o500)
+    try:
+        with memory_io.locked(lock):
+            entered = True
+    finally:
+        tmp_path.chmod(0o700)
+    assert entered
+
+
+def test_without_flock_locked_does_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(memory_io, "fcntl", None)
+    with memory_io.locked(tmp_path / "missing-dir" / ".x.lock"):
+        entered = True
+    assert entered
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_fsync_dir_is_best_effort(tmp_path: Path) -> None:
+    memory_io.fsync_dir(tmp_path)
+    memory_io.fsync_dir(tmp_path / "missing")  # no error: the file itself is already synced
