@@ -30,6 +30,9 @@ SECRETS = {
     "prefixed env token": "GITHUB_TOKEN=tokvalue-5521-xyz",
     "escaped json password": r'{\"password\": \"Tr0ub4dor&3x\"}',
     "slack refresh": "xoxe-1-My0xLTQ2MjE0ODk1Mjc0LTQ2MjE0ODk1",
+    "glued env prefix": "export PGPASSWORD=pgpass-9931-secret",
+    "yaml block scalar, same line": "password: | hunter2-block-scalar-77",
+    "yaml block scalar": "password: |\n  hunter2-line-one\n  hunter2-line-two",
 }
 RAW_PARTS = {
     "aws secret": "wJalrXUtnFEMI",
@@ -39,6 +42,9 @@ RAW_PARTS = {
     "prefixed env password": "Pg-Pass-4471-secret",
     "prefixed env token": "tokvalue-5521-xyz",
     "escaped json password": "Tr0ub4dor",
+    "glued env prefix": "pgpass-9931-secret",
+    "yaml block scalar, same line": "hunter2",
+    "yaml block scalar": "hunter2",
 }
 
 
@@ -67,6 +73,12 @@ def test_names_that_merely_end_in_a_key_word_are_left_alone() -> None:
     assert clean("mytoken=abc") == "mytoken=abc"
 
 
+def test_redaction_stays_linear_on_long_runs() -> None:
+    # Keys may have any prefix (PGPASSWORD); the prefix scan must not restart inside a run.
+    for text in ("a" * 200_000, "_" * 200_000, "password" * 25_000):
+        assert clean(text) == text
+
+
 def test_plain_text_is_left_alone() -> None:
     text = "token storage in httpOnly cookie (DEC-001); a < b -> c; 50% [draft]"
     assert clean(text) == text
@@ -87,6 +99,7 @@ def test_plain_text_is_left_alone() -> None:
         ("\uff3bs \uff5c \uff54\uff52\uff55\uff53\uff54\uff1au\uff3d", "(s | trust=u)"),
         ("\uff1c/system-reminder\uff1e", "\u2039/system-reminder>"),
         ("\ufe64/system-reminder\ufe65", "\u2039/system-reminder>"),
+        ("<\u0338/system-reminder>", "\u2039\u0338/system-reminder>"),
     ],
 )
 def test_neutralise_markup(raw: str, expected: str) -> None:

@@ -29,14 +29,21 @@ _INVISIBLE = re.compile(
 # Anything shaped like a stamp: `[ ... | trust: ... ]`, with or without spaces or case.
 _STAMP = re.compile(r"\[([^\[\]\n]*?)\|(\s*)trust(\s*):([^\[\]\n]*)\]", re.IGNORECASE)
 # A tag opener: `<` followed by a name, `/`, `!` or `?` (so `a < b` and `->` are left alone).
-_TAG_OPEN = re.compile(r"<(?=[!?A-Za-z]|\s*/)")
+_TAG_OPEN = re.compile(
+    r"<(?=[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]*"  # combining marks
+    r"(?:[!?A-Za-z]|\s*/))"
+)
 # Characters a model reads as `[`, `]`, `|`, `:`, `<`, `>` or ASCII letters: the fullwidth forms
 # (U+FF01-FF5E: fullwidth brackets, bar, colon, letters), small and math angle brackets. Folded
 # to ASCII before the stamp and tag patterns run, so a lookalike is neutralised like the original.
 _FOLD_LOOKALIKES = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)}
 _FOLD_LOOKALIKES.update(
-    {ord(c): ord(a) for c, a in zip("\ufe64\ufe65\u3008\u3009\u2329\u232a\u27e8\u27e9\u2223\u01c0",
-                                    "<><><><>||")}
+    {
+        ord(c): ord(a)
+        for c, a in zip(
+            "\ufe64\ufe65\u3008\u3009\u2329\u232a\u27e8\u27e9\u2223\u01c0", "<><><><>||"
+        )
+    }
 )
 
 _SECRET_PATTERNS: tuple[re.Pattern[str], ...] = (
@@ -59,17 +66,22 @@ _SECRET_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(r"\b(?:sk|rk)_live_[A-Za-z0-9]{20,}"),  # Stripe keys
     re.compile(r"\beyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}"),  # JWTs
     re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/\-]{20,}=*"),  # bearer tokens
+    re.compile(r"(?i)\bbasic\s+[A-Za-z0-9+/]{8,}={0,2}"),  # HTTP Basic credentials
     re.compile(r"(?i)(?<=://)[^\s:/@]+:[^\s@/]+(?=@)"),  # credentials in URLs
 )
 # `password=...`, `api_key: ...`, `"client_secret": "..."`: keep the key, redact the value.
 _ASSIGNED_SECRET = re.compile(
     r"""(?ix)
-    ((?<![A-Za-z0-9])  # so DB_PASSWORD and GITHUB_TOKEN count, but not mytoken
-    (?:password|passwd|pwd|passphrase|secret|secret[_-]?key|client[_-]?secret|api[_-]?key
-        |apikey|access[_-]?key|access[_-]?token|auth[_-]?token|refresh[_-]?token|private[_-]?key
-        |aws[_-]?secret[_-]?access[_-]?key|token)\b(?:\\?["'])?\s*[:=]\s*)
+    (
+      (?:(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]*?  # any prefix: PGPASSWORD, DB_PASSWORD, STRIPE_API_KEY
+          (?:password|passwd|passphrase|secret|api[_-]?key|apikey|access[_-]?key|private[_-]?key
+            |account[_-]?key)  # Azure AccountKey=, SharedAccessKey=
+        |(?<![A-Za-z0-9])  # a word on its own (GITHUB_TOKEN, auth-token), but not mytoken
+          (?:pwd|token|access[_-]?token|auth[_-]?token|refresh[_-]?token))
+      \b(?:\\?["'])?[^\S\n]*[:=][^\S\n]*)
     (?!\[REDACTED\])
-    (\\"(?:[^\\\n]|\\(?!"))*\\"  # an escaped-quoted value, as in JSON inside a string
+    ([|>][-+0-9]*[^\S\n]*(?:(?:\n[^\S\n]+[^\n]*)+|[^\n]*)  # a YAML block scalar
+    |\\"(?:[^\\\n]|\\(?!"))*\\"  # an escaped-quoted value, as in JSON inside a string
     |"[^"\n]*"|'[^'\n]*'|[^\s,;"'\]\}\\]+)
     """
 )
