@@ -122,8 +122,12 @@ def project(tmp_path: Path) -> Path:
     return folder
 
 
-def hook_json(event: str, session: str = "s-1", cwd: Path | None = None) -> bytes:
+def hook_json(
+    event: str, session: str = "s-1", cwd: Path | None = None, source: str | None = None
+) -> bytes:
     payload: dict[str, str] = {"session_id": session, "hook_event_name": event}
+    if source is not None:
+        payload["source"] = source
     if cwd is not None:
         payload["cwd"] = str(cwd)
     payload["transcript_path"] = "/tmp/transcript.jsonl"
@@ -162,6 +166,25 @@ def test_hook_emits_at_session_start_and_only_changes_on_prompts(
     assert hook(tmp_path, project, "SessionStart").stdout == changed.stdout
     # Another session has received nothing yet.
     assert hook(tmp_path, project, "UserPromptSubmit", session="s-2").stdout == changed.stdout
+
+
+@pytest.mark.parametrize(
+    ("source", "repeated"),
+    [("resume", False), ("compact", True), ("clear", True), ("startup", True)],
+)
+def test_session_start_repeats_an_unchanged_block_unless_resuming(
+    tmp_path: Path, project: Path, source: str, repeated: bool
+) -> None:
+    env = clean_env(tmp_path, CLAUDE_PROJECT_DIR=str(project))
+    first = run(["hook"], stdin=hook_json("SessionStart", source="startup"), env=env)
+    assert first.stdout.startswith(STAMP + "\n")
+    again = run(["hook"], stdin=hook_json("SessionStart", source=source), env=env)
+    assert (again.returncode, again.stdout) == (0, first.stdout if repeated else "")
+    # A resumed session whose block changed meanwhile gets the new one.
+    memory = project / ".claude" / "memory" / "permanent_memory.md"
+    memory.write_text(memory.read_text().replace("JWT auth", "JWT sessions"))
+    changed = run(["hook"], stdin=hook_json("SessionStart", source=source), env=env)
+    assert "Epic FEAT-007 (JWT sessions):" in changed.stdout
 
 
 def test_hook_every_turn_option(tmp_path: Path, project: Path) -> None:

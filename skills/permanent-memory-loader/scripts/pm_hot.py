@@ -248,8 +248,11 @@ def hook_output() -> str:
     state = session_file(folder, session_id)
     sent = digest(block.encode("utf-8"))
     if read_small(state) == sent.encode():
-        if payload.get("hook_event_name") == "UserPromptSubmit" and not each_turn:
+        event = payload.get("hook_event_name")
+        if event == "UserPromptSubmit" and not each_turn:
             return ""  # this session already has this block
+        if event == "SessionStart" and payload.get("source") == "resume":
+            return ""  # a resumed transcript already holds it; clear and compact start afresh
         return block
     if TYPE_CHECKING or not __package__:
         import pm_hook
