@@ -1,0 +1,217 @@
+# `permanent_memory.py check`: what in a permanent_memory.md text the loader would ignore, cut
+# or refuse, as findings with line numbers. Pure: the token counters are passed in.
+#
+# Epics and their entries come from pm_parse; the line numbers of the subsection headings and
+# Completed lines, which it does not keep, are found here with its own heading and fence
+# patterns, so both always agree on what is a heading.
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
+    import memory_text
+    from pm_parse import (
+        _FENCE,
+        _SUBSECTION,
+        LABELS,
+        Epic,
+        entry_text,
+        parse_permanent,
+        subsection_label,
+    )
+    from pm_render import MAX_LINE_CHARS, SKIP_TOKENS, Budget, cut_line, epic_line, safe_text
+    from pm_write_epic import HEADINGS, MAX_EPIC_TOKENS
+else:  # installed as a package
+    from . import memory_text
+    from .pm_parse import (
+        _FENCE,
+        _SUBSECTION,
+        LABELS,
+        Epic,
+        entry_text,
+        parse_permanent,
+        subsection_label,
+    )
+    from .pm_render import MAX_LINE_CHARS, SKIP_TOKENS, Budget, cut_line, epic_line, safe_text
+    from .pm_write_epic import HEADINGS, MAX_EPIC_TOKENS
+
+ERROR, WARNING = "error", "warning"
+# No epic is stale at this moment, so an Epic line is checked without the stale prefix.
+_NEVER_STALE = datetime.min.replace(tzinfo=timezone.utc)
+
+Counter = Callable[[str], int]
+
+
+class Finding(NamedTuple):
+    line: int  # 1-based, in the text with its line ends normalised
+    level: str  # ERROR or WARNING
+    message: str
+
+
+class EpicSize(NamedTuple):
+    epic_id: str
+    line: int
+    tokens: int
+
+
+class Report(NamedTuple):
+    findings: list[Finding]  # in line order
+    epics: list[EpicSize]
+    tokens: int  # of the whole text
+
+
+def _outside_fences(lines: Sequence[str], start: int, end: int) -> Iterator[int]:
+    in_fence = False
+    for index in range(start, end):
+        if _FENCE.match(lines[index]):
+            in_fence = not in_fence
+        elif not in_fence:
+            yield index
+
+
+def _line_of(lines: Sequence[str], start: int, end: int, entry: str) -> int:
+    """Index of the first line in [start, end) that the loader reads as `entry`, else start."""
+    for index in range(start, end):
+        if lines[index].strip() and entry_text(lines[index]) == entry:
+            return index
+    return start
+
+
+def _epic_findings(
+    epic: Epic, lines: Sequence[str], line_count: Counter, line_budget: Budget
+) -> list[Finding]:
+    name = safe_text(epic.epic_id) or "?"  # file text, shown in a terminal: cleaned
+    heading = epic.start_line + 1
+    findings = []
+    if not epic.epic_id:
+        findings.append(Finding(heading, ERROR, "epic heading without an ID"))
+    headings: dict[str, int] = {}  # subsection heading as written -> its line index
+    for index in _outside_fences(lines, epic.start_line + 1, epic.end_line):
+        match = _SUBSECTION.match(lines[index])
+        if match is None:
+            continue
+        title = match.group(1).strip()
+        headings.setdefault(title, index)
+        if subsection_label(title) is None:
+            known = ", ".join(HEADINGS[field].split(" (")[0] for field in HEADINGS)
+            findings.append(
+                Finding(
+                    index + 1,
+                    ERROR,
+                    f"{name}: unknown subsection '### {safe_text(title)}'; the loader ignores it "
+                    f"(known: {known})",
+                )
+            )
+    if epic.completed is None:
+        findings.append(Finding(heading, ERROR, f"{name}: no **Completed:** line"))
+    elif epic.completed_at is None:
+        where = next(
+            (
+                i
+                for i in _outside_fences(lines, epic.start_line + 1, epic.end_line)
+                if epic.completed in lines[i]
+            ),
+            epic.start_line,
+        )
+        findings.append(
+            Finding(
+                where + 1,
+                ERROR,
+                f"{name}: Completed {safe_text(epic.completed)!r} is not an ISO 8601 date or "
+                "date-time (e.g. 2026-05-15T14:00:00Z)",
+            )
+        )
+    shown = epic_line(epic, _NEVER_STALE, line_budget, line_count)
+    shown_id, intent = safe_text(epic.epic_id) or "?", safe_text(epic.intent)
+    whole = f"Epic {shown_id} ({intent}):" if intent else f"Epic {shown_id}:"
+    if shown != memory_text.neutralise_markup(whole):
+        findings.append(
+            Finding(
+                heading,
+                WARNING,
+                f"{name}: the loader cuts this heading to {shown!r} (at most "
+                f"{MAX_LINE_CHARS} characters and {line_budget.epic_line_tokens} tokens)",
+            )
+        )
+    for label in LABELS:
+        for sub in epic.subsections:
+            if sub.label != label:
+                continue
+            entry = next((e for e in sub.entries if safe_text(e)), None)
+            if entry is None:
+                continue
+            line = memory_text.neutralise_markup(f"  {label}: {safe_text(entry)}")
+            if cut_line(line) != line:
+                start = (
+                    headings.get(sub.heading, epic.start_line) if sub.heading else epic.start_line
+                )
+                index = _line_of(lines, start + 1, epic.end_line, entry)
+                findings.append(
+                    Finding(
+                        index + 1,
+                        WARNING,
+                        f"{name}: the loader cuts this {label} line to {MAX_LINE_CHARS} "
+                        "characters; put the gist first, or details in a later line",
+                    )
+                )
+            break
+    return findings
+
+
+def check_text(
+    text: str,
+    count: Counter,
+    line_count: Counter,
+    line_budget: Budget,
+    max_tokens: int = SKIP_TOKENS,
+    epic_tokens: int = MAX_EPIC_TOKENS,
+) -> Report:
+    """Findings for a normalised permanent_memory.md text. `count` sizes epics and the file;
+    `line_count` and `line_budget` are what the loader cuts Epic lines with."""
+    lines = text.split("\n")
+    epics = parse_permanent(text)
+    findings: list[Finding] = []
+    sizes = []
+    first_seen: dict[str, int] = {}
+    for epic in epics:
+        heading = epic.start_line + 1
+        findings.extend(_epic_findings(epic, lines, line_count, line_budget))
+        if epic.epic_id in first_seen:
+            findings.append(
+                Finding(
+                    heading,
+                    ERROR,
+                    f"duplicate epic ID {safe_text(epic.epic_id)} "
+                    f"(first at line {first_seen[epic.epic_id]})",
+                )
+            )
+        elif epic.epic_id:
+            first_seen[epic.epic_id] = heading
+        body = "\n".join(lines[epic.start_line : epic.end_line]).rstrip() + "\n"
+        tokens = count(body)
+        sizes.append(EpicSize(epic.epic_id, heading, tokens))
+        if tokens > epic_tokens:
+            findings.append(
+                Finding(
+                    heading,
+                    WARNING,
+                    f"{safe_text(epic.epic_id) or '?'}: {tokens} tokens; keep an epic within "
+                    f"{epic_tokens} (add trims to that)",
+                )
+            )
+    total = count(text)
+    if total > max_tokens:
+        findings.append(
+            Finding(
+                1,
+                ERROR,
+                f"{total} tokens, over the {max_tokens}-token ceiling: the loader will not "
+                "summarise this file; move old epics out with permanent_memory.py archive",
+            )
+        )
+    if not epics:
+        findings.append(Finding(1, WARNING, "no '## Epic:' section; the loader shows nothing"))
+    findings.sort(key=lambda finding: finding.line)
+    return Report(findings, sizes, total)

@@ -1,0 +1,398 @@
+# One epic for `permanent_memory.py add`: the JSON an agent writes when an epic closes, checked
+# and laid out in the v1 form of permanent_memory.md, then placed in the file's text. Pure: the
+# clock and the token counter are passed in; only permanent_memory_write.py touches files.
+#
+# The loader must read back exactly what is written, so every text is first brought to the
+# form pm_parse reads it as (one line; a leading `[word]` is an entry type to it, a trailing
+# `(confidence: N)` a confidence), and the laid-out epic is parsed again before it is used.
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
+    import memory_text
+    from pm_parse import Epic, Subsection, entry_text, parse_iso_datetime, parse_permanent
+else:  # installed as a package
+    from . import memory_text
+    from .pm_parse import Epic, Subsection, entry_text, parse_iso_datetime, parse_permanent
+
+# The JSON lists, in the order their subsections are written, and each one's heading.
+SECTION_FIELDS = ("decisions", "gotchas", "anti_patterns", "patterns", "conflicts")
+LIST_FIELDS = (*SECTION_FIELDS, "tentative")
+KEYS = ("id", "intent", "completed", *LIST_FIELDS)
+ITEM_KEYS = ("text", "confidence")
+HEADINGS = {
+    "decisions": "Architectural decisions",
+    "gotchas": "Gotchas discovered",
+    "anti_patterns": "Anti-patterns to avoid",
+    "patterns": "Patterns that worked",
+    "conflicts": "Conflicts encountered",
+    "tentative": "Tentative (low confidence \u2014 review)",
+}
+# The loader's label of each subsection (pm_parse.subsection_label of its heading).
+LABELS = {
+    "decisions": "decisions",
+    "gotchas": "gotchas",
+    "anti_patterns": "anti-patterns",
+    "patterns": "patterns",
+    "conflicts": "conflicts",
+    "tentative": "tentative",
+}
+# A low-confidence item moved to Tentative keeps its kind as a v2 entry tag, which the loader
+# reads and drops: `- [decision] text (confidence: 0.55)` loads as `text`.
+TAGS = {
+    "decisions": "decision",
+    "gotchas": "gotcha",
+    "anti_patterns": "antipattern",
+    "patterns": "pattern",
+    "conflicts": "conflict",
+}
+TENTATIVE_BELOW = 0.7
+MAX_EPIC_TOKENS = 500
+MAX_ID_CHARS = 64
+_EPIC_ID = re.compile(rf"[A-Za-z0-9][A-Za-z0-9._:#/+-]{{0,{MAX_ID_CHARS - 1}}}")
+_NUMBER = re.compile(r"[0-9.]+")
+
+Counter = Callable[[str], int]
+
+
+class InvalidEntry(Exception):
+    """The input cannot be written as asked; str() names the field and what to fix."""
+
+
+class DuplicateEpic(Exception):
+    """The file already has an epic with this ID (and --replace was not given)."""
+
+
+class Item(NamedTuple):
+    field: str  # the JSON list it came from
+    position: int  # its index in that list
+    text: str  # one line, exactly as the loader reads it back
+    confidence: float | None  # two decimals; None when not given
+
+    @property
+    def where(self) -> str:
+        return f"{self.field}[{self.position}]"
+
+    @property
+    def tentative(self) -> bool:
+        return self.field == "tentative" or (
+            self.confidence is not None and self.confidence < TENTATIVE_BELOW
+        )
+
+
+class Entry(NamedTuple):
+    epic_id: str
+    intent: str
+    completed: str  # YYYY-MM-DDTHH:MM:SSZ
+    items: tuple[Item, ...]  # list by list in LIST_FIELDS order, each in input order
+
+
+def _kind(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "text"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def one_line(text: str) -> str:
+    """Control characters out, whitespace (newlines included) collapsed to single spaces."""
+    return " ".join(memory_text.strip_unsafe(text).split())
+
+
+def utc_timestamp(moment: datetime) -> str:
+    moment = moment.astimezone(timezone.utc).replace(microsecond=0, tzinfo=None)
+    return moment.isoformat() + "Z"
+
+
+def _confidence(value: object, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        shown = value if isinstance(value, (int, float)) else _kind(value)
+        raise InvalidEntry(f"{where}: must be a number from 0 to 1, got {shown}")
+    return round(float(value), 2)
+
+
+def settle_item(text: str, where: str) -> tuple[str, float | None, list[str]]:
+    """The item text as the loader will read it back, the confidence found in a trailing
+    `(confidence: N)`, and notes for what was changed."""
+    notes = []
+    found: float | None = None
+    while True:
+        # A suffix no trailer pattern matches shows whether the loader drops a leading part.
+        probe = entry_text("- " + text + " .")
+        if probe != text + " .":
+            # A leading `[word]` is a v2 entry type to the loader: keep it, in parentheses.
+            close = text.find("]")
+            if not text.startswith("[") or close < 0:  # only a loader change gets here
+                raise InvalidEntry(f"{where}: the loader would read it back as {probe[:-2]!r}")
+            rewritten = "(" + text[1:close] + ")" + text[close + 1 :]
+            notes.append(
+                f"note: {where}: a leading {text[: close + 1]!r} is read by the loader as an "
+                f"entry type; stored as {rewritten[: close + 1]!r}"
+            )
+            text = rewritten
+            continue
+        read = entry_text("- " + text)
+        if read == text:
+            return text, found, notes
+        trailer = text[len(read) :]
+        number = _NUMBER.search(trailer)
+        try:
+            value = float(number.group(0)) if number else -1.0
+        except ValueError:
+            value = -1.0
+        if not 0 <= value <= 1:
+            raise InvalidEntry(
+                f"{where}: ends with {trailer.strip()!r}, which the loader reads as a "
+                "confidence; give a number from 0 to 1 or rephrase"
+            )
+        if found is None:
+            found = round(value, 2)
+        text = read
+
+
+def _item(value: object, field: str, index: int) -> tuple[Item | None, list[str]]:
+    where = f"{field}[{index}]"
+    confidence: float | None = None
+    if isinstance(value, dict):
+        for key in value:
+            if key not in ITEM_KEYS:
+                raise InvalidEntry(f"{where}: unknown key {key!r} (known: text, confidence)")
+        if "text" not in value:
+            raise InvalidEntry(f"{where}.text: required")
+        raw = value["text"]
+        if value.get("confidence") is not None:
+            confidence = _confidence(value["confidence"], f"{where}.confidence")
+    else:
+        raw = value
+    if not isinstance(raw, str):
+        raise InvalidEntry(
+            f'{where}: must be text or {{"text": ..., "confidence": ...}}, got {_kind(raw)}'
+        )
+    text, count = memory_text.redact_secrets(one_line(raw))
+    notes = []
+    if count:
+        notes.append(f"warning: {where} held a secret; it is stored as {memory_text.REDACTED}")
+    text, found, settled = settle_item(text, where)
+    notes.extend(settled)
+    if not text:
+        return None, notes
+    return Item(field, index, text, confidence if confidence is not None else found), notes
+
+
+def _text_field(data: dict[str, object], key: str) -> str:
+    value = data.get(key)
+    if value is None:
+        raise InvalidEntry(f"{key}: required")
+    if not isinstance(value, str):
+        raise InvalidEntry(f"{key}: must be text, got {_kind(value)}")
+    return value
+
+
+def read_entry(data: object, now: datetime) -> tuple[Entry, list[str]]:
+    """The epic described by the parsed --input JSON, and the notes for stderr."""
+    if not isinstance(data, dict):
+        raise InvalidEntry(
+            f"--input: expected a JSON object with id, intent and the item lists, got {_kind(data)}"
+        )
+    for key in data:
+        if key not in KEYS:
+            raise InvalidEntry(f"--input: unknown key {key!r} (known: {', '.join(KEYS)})")
+    notes: list[str] = []
+    raw_id = one_line(_text_field(data, "id"))
+    if memory_text.redact_secrets(raw_id)[1]:
+        raise InvalidEntry("id: looks like a secret; use the epic's ticket ID, e.g. FEAT-007")
+    if not _EPIC_ID.fullmatch(raw_id):
+        raise InvalidEntry(
+            f"id: {raw_id!r} is not an epic ID: letters, digits and . _ : # / + -, starting "
+            f"with a letter or digit, at most {MAX_ID_CHARS} characters (e.g. FEAT-007)"
+        )
+    intent, count = memory_text.redact_secrets(one_line(_text_field(data, "intent")))
+    if count:
+        notes.append(f"warning: intent held a secret; it is stored as {memory_text.REDACTED}")
+    if not intent:
+        raise InvalidEntry("intent: required (one line saying what the epic did)")
+    completed_value = data.get("completed")
+    if completed_value is None:
+        completed = utc_timestamp(now)
+    else:
+        if not isinstance(completed_value, str):
+            raise InvalidEntry(f"completed: must be text, got {_kind(completed_value)}")
+        parsed = parse_iso_datetime(completed_value)
+        if parsed is None:
+            raise InvalidEntry(
+                f"completed: {completed_value!r} is not an ISO 8601 date or date-time "
+                "(e.g. 2026-05-15T14:00:00Z)"
+            )
+        completed = utc_timestamp(parsed)
+    items = []
+    for field in LIST_FIELDS:
+        values = data.get(field)
+        if values is None:
+            continue
+        if not isinstance(values, list):
+            raise InvalidEntry(f"{field}: must be a list, got {_kind(values)}")
+        for index, value in enumerate(values):
+            item, item_notes = _item(value, field, index)
+            notes.extend(item_notes)
+            if item is not None:
+                items.append(item)
+    return Entry(raw_id, intent, completed, tuple(items)), notes
+
+
+def sections(entry: Entry) -> list[tuple[str, list[Item]]]:
+    """(JSON field, items) per subsection in file order: the five, then Tentative when it has
+    items (the tentative list first, then the low-confidence items moved there)."""
+    kept: dict[str, list[Item]] = {field: [] for field in SECTION_FIELDS}
+    tentative = [item for item in entry.items if item.field == "tentative"]
+    for item in entry.items:
+        if item.field != "tentative":
+            (tentative if item.tentative else kept[item.field]).append(item)
+    laid_out = [(field, kept[field]) for field in SECTION_FIELDS]
+    if tentative:
+        laid_out.append(("tentative", tentative))
+    return laid_out
+
+
+def item_line(item: Item, moved: bool) -> str:
+    tag = f"[{TAGS[item.field]}] " if moved else ""
+    trailer = "" if item.confidence is None else f" (confidence: {item.confidence:.2f})"
+    return f"- {tag}{item.text}{trailer}"
+
+
+def format_epic(entry: Entry) -> str:
+    """The epic's section in the v1 form, ending with one newline."""
+    lines = [f"## Epic: {entry.epic_id} \u2014 {entry.intent}", f"**Completed:** {entry.completed}"]
+    for field, items in sections(entry):
+        lines.append("")
+        lines.append(f"### {HEADINGS[field]}")
+        lines.extend(
+            item_line(item, field == "tentative" and item.field != field) for item in items
+        )
+    return "\n".join(lines) + "\n"
+
+
+def stored_sections(entry: Entry) -> dict[str, list[str]]:
+    """What the loader reads back: label -> entries, in file order."""
+    return {LABELS[field]: [item.text for item in items] for field, items in sections(entry)}
+
+
+def expected_epic(entry: Entry) -> tuple[str, str, str, tuple[Subsection, ...]]:
+    subs = tuple(
+        Subsection(LABELS[field], HEADINGS[field], tuple(item.text for item in items))
+        for field, items in sections(entry)
+    )
+    return entry.epic_id, entry.intent, entry.completed, subs
+
+
+def _read_back(epic: Epic) -> tuple[str, str, str | None, tuple[Subsection, ...]]:
+    return epic.epic_id, epic.intent, epic.completed, epic.subsections
+
+
+def verify_epic(entry: Entry, text: str) -> None:
+    """Raise InvalidEntry unless the loader reads `text` (one epic's section) back as `entry`."""
+    parsed = parse_permanent(text)
+    if len(parsed) == 1 and _read_back(parsed[0]) == expected_epic(entry):
+        return
+    if len(parsed) == 1 and parsed[0].intent != entry.intent:
+        raise InvalidEntry(
+            f"intent: the loader would read it back as {parsed[0].intent!r}; rephrase it"
+        )
+    raise InvalidEntry(  # every item text is settled above, so only a loader change gets here
+        "the loader would not read this epic back as written; report it with the --input JSON"
+    )
+
+
+def fit_entry(
+    entry: Entry, count: Counter, limit: int = MAX_EPIC_TOKENS
+) -> tuple[Entry, list[Item]]:
+    """The entry within `limit` tokens, leaving out the fewest items, lowest confidence first
+    (no confidence counts as 1; among equals, tentative ones, then later ones), and the items
+    left out."""
+    if count(format_epic(entry)) <= limit:
+        return entry, []
+    order = sorted(
+        range(len(entry.items)),
+        key=lambda i: (
+            1.0 if entry.items[i].confidence is None else entry.items[i].confidence,
+            not entry.items[i].tentative,
+            -i,
+        ),
+    )
+
+    def without(n: int) -> Entry:
+        dropped = set(order[:n])
+        kept = tuple(item for i, item in enumerate(entry.items) if i not in dropped)
+        return entry._replace(items=kept)
+
+    if count(format_epic(without(len(order)))) > limit:
+        raise InvalidEntry(
+            f"intent: the epic is over {limit} tokens even without its items; shorten the intent"
+        )
+    low, high = 1, len(order)  # the smallest n that fits is in [low, high]
+    while low < high:
+        middle = (low + high) // 2
+        if count(format_epic(without(middle))) <= limit:
+            high = middle
+        else:
+            low = middle + 1
+    return without(low), [entry.items[i] for i in order[:low]]
+
+
+def place_epic(existing: str, entry: Entry, replace: bool) -> tuple[str, str]:
+    """The file's new text (LF line ends; `existing` is normalised text) and "added" or
+    "replaced". The epic is appended, or with `replace` put where the old one was."""
+    epic_text = format_epic(entry)
+    lines = existing.split("\n")
+    same = [epic for epic in parse_permanent(existing) if epic.epic_id == entry.epic_id]
+    if same and not replace:
+        raise DuplicateEpic(
+            f"{entry.epic_id} is already in the file (line {same[0].start_line + 1}); "
+            "give --replace to replace it"
+        )
+    if len(same) > 1:
+        lines_at = ", ".join(str(epic.start_line + 1) for epic in same)
+        raise DuplicateEpic(
+            f"{entry.epic_id} is in the file {len(same)} times (lines {lines_at}); "
+            "keep one by hand first"
+        )
+    if same:
+        old = same[0]
+        before = "\n".join(lines[: old.start_line]) + "\n" if old.start_line else ""
+        after = "\n".join(lines[old.end_line :]).strip("\n")
+        text = before + epic_text + ("\n" + after + "\n" if after else "")
+        return text, "replaced"
+    base = existing.rstrip("\n")
+    return (base + "\n\n" if base.strip() else "") + epic_text, "added"
+
+
+def find_placed(text: str, entry: Entry) -> Epic | None:
+    """The epic the loader reads from the new file text for this entry, when it reads it whole."""
+    for epic in parse_permanent(text):
+        if epic.epic_id == entry.epic_id and _read_back(epic) == expected_epic(entry):
+            return epic
+    return None
+
+
+def trimmed_note(epic_id: str, tokens: int, limit: int, dropped: Sequence[Item]) -> str:
+    shown = ", ".join(
+        item.where + ("" if item.confidence is None else f" ({item.confidence:.2f})")
+        for item in dropped
+    )
+    return (
+        f"note: {epic_id} was {tokens} tokens, over the {limit}-token limit of an epic; "
+        f"left out {len(dropped)} item{'s' if len(dropped) != 1 else ''}, lowest confidence "
+        f"first: {shown}"
+    )
