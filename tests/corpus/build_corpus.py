@@ -144,15 +144,15 @@ add(
     P,
     "utf16-le-bom",
     b"\xff\xfe" + SEED_EXAMPLE.encode("utf-16-le"),
-    {"output": "any"},
-    "UTF-16 LE with BOM (read as UTF-8 with replacement: garbage in, bounded block out)",
+    {"output": "stamp", "exact": SEED_BLOCK},
+    "UTF-16 LE with BOM (what Windows PowerShell 5 writes): decoded by its byte-order mark",
 )
 add(
     P,
     "utf16-be-bom",
     b"\xfe\xff" + SEED_EXAMPLE.encode("utf-16-be"),
-    {"output": "any"},
-    "UTF-16 BE with BOM",
+    {"output": "stamp", "exact": SEED_BLOCK},
+    "UTF-16 BE with BOM: decoded by its byte-order mark",
 )
 add(
     P,
