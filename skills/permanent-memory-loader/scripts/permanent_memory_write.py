@@ -249,8 +249,10 @@ def read_input(source: str) -> object:
         return json.loads(data.decode("utf-8-sig"))
     except UnicodeDecodeError as exc:
         raise InvalidEntry(f"--input: not UTF-8 (byte {exc.start})") from None
-    except json.JSONDecodeError as exc:
+    except ValueError as exc:  # JSONDecodeError, or a number too long to convert
         raise InvalidEntry(f"--input: not valid JSON: {exc}") from None
+    except RecursionError:
+        raise InvalidEntry("--input: not valid JSON: nested too deeply") from None
 
 
 def cmd_add(args: argparse.Namespace) -> int:

@@ -132,7 +132,7 @@ def _epic_findings(
                 heading,
                 WARNING,
                 f"{name}: the loader cuts this heading to {shown!r} (at most "
-                f"{MAX_LINE_CHARS} characters and {line_budget.epic_line_tokens} tokens)",
+                f"{MAX_LINE_CHARS} characters and {Budget().epic_line_tokens} tokens)",
             )
         )
     for label in LABELS:

@@ -55,6 +55,7 @@ MAX_EPIC_TOKENS = 500
 MAX_ID_CHARS = 64
 _EPIC_ID = re.compile(rf"[A-Za-z0-9][A-Za-z0-9._:#/+-]{{0,{MAX_ID_CHARS - 1}}}")
 _NUMBER = re.compile(r"[0-9.]+")
+INTENT_WHAT = "one line saying what the epic did"
 
 Counter = Callable[[str], int]
 
@@ -118,8 +119,10 @@ def utc_timestamp(moment: datetime) -> str:
 
 
 def _confidence(value: object, where: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
-        shown = value if isinstance(value, (int, float)) else _kind(value)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InvalidEntry(f"{where}: must be a number from 0 to 1, got {_kind(value)}")
+    if not 0 <= value <= 1:
+        shown = f"{value:.6g}" if isinstance(value, float) or abs(value) < 10**15 else "more"
         raise InvalidEntry(f"{where}: must be a number from 0 to 1, got {shown}")
     return round(float(value), 2)
 
@@ -182,6 +185,8 @@ def _item(value: object, field: str, index: int) -> tuple[Item | None, list[str]
             f'{where}: must be text or {{"text": ..., "confidence": ...}}, got {_kind(raw)}'
         )
     text, count = memory_text.redact_secrets(one_line(raw))
+    if not text:
+        return None, []  # an empty item: nothing to write
     notes = []
     if count:
         notes.append(f"warning: {where} held a secret; it is stored as {memory_text.REDACTED}")
@@ -192,10 +197,10 @@ def _item(value: object, field: str, index: int) -> tuple[Item | None, list[str]
     return Item(field, index, text, confidence if confidence is not None else found), notes
 
 
-def _text_field(data: dict[str, object], key: str) -> str:
+def _text_field(data: dict[str, object], key: str, what: str) -> str:
     value = data.get(key)
     if value is None:
-        raise InvalidEntry(f"{key}: required")
+        raise InvalidEntry(f"{key}: required ({what})")
     if not isinstance(value, str):
         raise InvalidEntry(f"{key}: must be text, got {_kind(value)}")
     return value
@@ -211,7 +216,7 @@ def read_entry(data: object, now: datetime) -> tuple[Entry, list[str]]:
         if key not in KEYS:
             raise InvalidEntry(f"--input: unknown key {key!r} (known: {', '.join(KEYS)})")
     notes: list[str] = []
-    raw_id = one_line(_text_field(data, "id"))
+    raw_id = one_line(_text_field(data, "id", "the epic's ID, e.g. FEAT-007"))
     if memory_text.redact_secrets(raw_id)[1]:
         raise InvalidEntry("id: looks like a secret; use the epic's ticket ID, e.g. FEAT-007")
     if not _EPIC_ID.fullmatch(raw_id):
@@ -219,11 +224,12 @@ def read_entry(data: object, now: datetime) -> tuple[Entry, list[str]]:
             f"id: {raw_id!r} is not an epic ID: letters, digits and . _ : # / + -, starting "
             f"with a letter or digit, at most {MAX_ID_CHARS} characters (e.g. FEAT-007)"
         )
-    intent, count = memory_text.redact_secrets(one_line(_text_field(data, "intent")))
+    intent_value = _text_field(data, "intent", INTENT_WHAT)
+    intent, count = memory_text.redact_secrets(one_line(intent_value))
     if count:
         notes.append(f"warning: intent held a secret; it is stored as {memory_text.REDACTED}")
     if not intent:
-        raise InvalidEntry("intent: required (one line saying what the epic did)")
+        raise InvalidEntry(f"intent: required ({INTENT_WHAT})")
     completed_value = data.get("completed")
     if completed_value is None:
         completed = utc_timestamp(now)
