@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import memory_text
 import pytest
 from hardening_support import (
     LOADER_STAMP,
@@ -269,8 +270,12 @@ def test_loader_redacts(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPat
         {"intent": one_line, "decisions": one_line, "gotchas": f"- {text}", "v2": one_line}
     )
     outs = _loader_outputs(tmp_path, perm)
-    # The marker shows wherever the secret would have (the block may be trimmed past it).
-    assert "[REDACTED]" in _all_text(outs), outs["load"].out
+    # The marker shows wherever the secret would have, unless every line was cut before it
+    # (a long connection string puts the key past the 120-character cut).
+    marker_at = memory_text.clean(one_line).find("[REDACTED]")
+    assert marker_at >= 0, name
+    if marker_at < 100:
+        assert "[REDACTED]" in _all_text(outs), outs["load"].out
     leaked = [w for w, r in outs.items() if raw in r.out or raw in r.err]
     assert not leaked, f"{name}: raw secret in {leaked}"
     # Nor in the cache or anything else the loader wrote.
