@@ -387,6 +387,7 @@ def test_add_settles_what_the_loader_would_misread() -> None:
             "  multi\nline\ttext  ",
             "[REDACTED] kept as text",
             "- a list marker stays",
+            "(confidence: 0.5)",
         ],
     }
     entry, notes = pm_write_epic.read_entry(data, NOW)
@@ -1061,6 +1062,57 @@ def _epic_sections(count: int) -> list[str]:
         + "\n"
         for n in range(count)
     ]
+
+
+EPIC_SPECS = st.lists(
+    st.tuples(
+        st.one_of(st.none(), st.dates().map(lambda d: d.isoformat())),
+        st.integers(min_value=0, max_value=6),
+    ),
+    max_size=12,
+)
+
+
+@given(
+    specs=EPIC_SPECS,
+    preamble=st.sampled_from(["", "# Permanent memory\n\nNotes.\n\n"]),
+    max_tokens=st.integers(min_value=1, max_value=400),
+)
+def test_archive_plan_moves_the_oldest_and_loses_nothing(
+    specs: list[tuple[str | None, int]], preamble: str, max_tokens: int
+) -> None:
+    sections = [
+        f"## Epic: P-{n} \u2014 epic {n}\n"
+        + (f"**Completed:** {date}\n" if date else "")
+        + "\n### Gotchas discovered\n"
+        + "".join(f"- gotcha {n}.{k}\n" for k in range(lines))
+        for n, (date, lines) in enumerate(specs)
+    ]
+    text = preamble + "\n".join(sections)
+    try:
+        plan = pm_write_archive.plan_archive(text, max_tokens, estimate)
+    except pm_write_archive.ArchiveError:
+        assert estimate(preamble) > max_tokens or not specs
+        return
+    assert estimate(plan.kept_text) == plan.tokens_after <= max_tokens
+    kept = pm_parse.parse_permanent(plan.kept_text)
+    moved_ids = [epic.epic_id for epic in plan.moved]
+    assert sorted(moved_ids + [e.epic_id for e in kept]) == sorted(
+        f"P-{n}" for n in range(len(specs))
+    )
+    assert list(plan.sections) == [
+        s.rstrip("\n") + "\n" for s in sections if s.split()[2] in moved_ids
+    ]
+    epics = pm_parse.parse_permanent(text)
+    order = [epics[i].epic_id for i in pm_write_archive.archive_order(epics)]
+    assert sorted(moved_ids, key=order.index) == order[: len(moved_ids)]  # the oldest ones
+    if plan.moved:  # and no fewer would do
+        fewer = pm_write_archive.without(
+            text.split("\n"),
+            epics,
+            set(pm_write_archive.archive_order(epics)[: len(moved_ids) - 1]),
+        )
+        assert estimate(fewer) > max_tokens
 
 
 def test_archive_survives_sigkill_at_random_moments(tmp_path: Path) -> None:

@@ -148,8 +148,10 @@ def settle_item(text: str, where: str) -> tuple[str, float | None, list[str]]:
             text = rewritten
             continue
         read = entry_text("- " + text)
-        if read == text:
-            return text, found, notes
+        if read == text or not read:  # nothing but a confidence: an empty item
+            return read, found, notes
+        if not text.startswith(read):  # only a loader change gets here
+            raise InvalidEntry(f"{where}: the loader would read it back as {read!r}")
         trailer = text[len(read) :]
         number = _NUMBER.search(trailer)
         try:
