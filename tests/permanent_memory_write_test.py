@@ -316,8 +316,8 @@ INVALID: list[tuple[object, str]] = [
         "a number from 0 to 1 or rephrase",
     ),
     (
-        {"id": "A-1", "intent": "Support C#"},
-        "intent: the loader would read it back as 'Support C'; rephrase it",
+        {"id": "A-1", "intent": "Release notes ##"},
+        "intent: the loader would read it back as 'Release notes'; rephrase it",
     ),
     (
         {"id": "A-1", "intent": "x" * 3000},

@@ -66,6 +66,9 @@ def test_seed_example_records() -> None:
         ("## Epic: FEAT-007", "FEAT-007", ""),
         ("## Epic: FEAT-007 —", "FEAT-007", ""),
         ("## Epic:", "", ""),
+        ("## Epic: FEAT-020 — Support C#", "FEAT-020", "Support C#"),
+        ("## Epic: FEAT-020 — Support C# ##", "FEAT-020", "Support C#"),
+        ("## Epic: FEAT-020 — issue #12", "FEAT-020", "issue #12"),
     ],
 )
 def test_heading_variants(heading: str, epic_id: str, intent: str) -> None:

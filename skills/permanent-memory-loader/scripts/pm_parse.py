@@ -49,6 +49,7 @@ _COMPLETED = re.compile(
 # `**Trace summary:** …` and other bold "key:" lines are metadata, not content.
 _META_LINE = re.compile(r"^[ \t]*\*\*[^*\n]{1,40}:[ \t]*\*\*")
 _LIST_MARKER = re.compile(r"^[ \t]*(?:[-*+\u2022]|\d{1,3}[.)])(?:[ \t]+|$)")
+_CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
 _TYPED_ENTRY = re.compile(r"^\[([A-Za-z-]+)\][ \t]*")
 _CONFIDENCE = re.compile(
     r"[ \t]*\((?:confidence|conf)[ \t]*[:=][ \t]*[0-9.]+\)[ \t]*$", re.IGNORECASE
@@ -127,7 +128,8 @@ def _entry_tag(line: str) -> str | None:
 
 
 def _split_heading(rest: str) -> tuple[str, str]:
-    rest = rest.strip().rstrip("#").strip()
+    # Only a closing run of `#` after a space ends the heading (CommonMark); `C#` keeps its `#`.
+    rest = _CLOSING_HASHES.sub("", rest.strip()).strip()
     dashed = _DASH_SPLIT.match(rest)
     if dashed is not None and dashed.group(1) and not any(c.isspace() for c in dashed.group(1)):
         return dashed.group(1), dashed.group(2).strip()
