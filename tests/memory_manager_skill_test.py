@@ -10,40 +10,16 @@ from pathlib import Path
 import mm_snapshot
 import mm_store
 import mm_update
-import yaml
 from conftest import MANAGER_DIR
+from skill_md_support import ALLOWED_KEYS, blocks, front_matter
 
 SKILL = MANAGER_DIR.parent
 SKILL_MD = (SKILL / "SKILL.md").read_text(encoding="utf-8")
 FORMAT_MD = (SKILL / "references" / "format.md").read_text(encoding="utf-8")
-ALLOWED_KEYS = {
-    "name",
-    "description",
-    "license",
-    "compatibility",
-    "metadata",
-    "allowed-tools",
-    "user-invocable",
-    "when_to_use",
-    "argument-hint",
-    "disable-model-invocation",
-    "model",
-    "context",
-    "agent",
-    "hooks",
-    "paths",
-}
-
-
-def front_matter() -> dict[str, object]:
-    assert SKILL_MD.startswith("---\n")
-    data = yaml.safe_load(SKILL_MD.split("\n---\n", 1)[0][4:])
-    assert isinstance(data, dict)
-    return data
 
 
 def test_front_matter() -> None:
-    meta = front_matter()
+    meta = front_matter(SKILL_MD)
     assert set(meta) <= ALLOWED_KEYS
     assert meta["name"] == SKILL.name == "ski-memory-manager"
     description = meta["description"]
@@ -57,12 +33,8 @@ def test_front_matter() -> None:
     assert meta["allowed-tools"] == "Bash(python3 *) Read"
 
 
-def blocks(language: str) -> list[str]:
-    return re.findall(rf"```{language}\n(.*?)```", SKILL_MD, flags=re.DOTALL)
-
-
 def test_every_command_in_skill_md_runs(tmp_path: Path) -> None:
-    commands = blocks("bash")
+    commands = blocks(SKILL_MD, "bash")
     assert len(commands) == 3
     assert all('python3 "${CLAUDE_SKILL_DIR}/scripts/memory_manager.py"' in c for c in commands)
     project = tmp_path / "project"
@@ -89,7 +61,7 @@ def test_every_command_in_skill_md_runs(tmp_path: Path) -> None:
     assert snapshot.checkpoint_decisions == {"CP-S1": mm_snapshot.Decision("B", "Added 2 triggers")}
     assert outputs[2].startswith("PROJECT      SESSION           STATUS       CHECKPOINT")
     # The resume block shown in SKILL.md is what load-last prints.
-    shown = blocks("text")[0].split("\n")
+    shown = blocks(SKILL_MD, "text")[0].split("\n")
     assert shown[0] == "[session-memory | trust:file]"
     assert re.fullmatch(
         r"Resuming `billing-api` \(last touched 3 days ago, status: "

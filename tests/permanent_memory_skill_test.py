@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 from datetime import datetime, timezone
@@ -13,41 +12,17 @@ from pathlib import Path
 import pm_parse
 import pm_render
 import pm_tokens
-import yaml
 from conftest import LOADER_DIR
+from skill_md_support import ALLOWED_KEYS, blocks, front_matter
 
 SKILL = LOADER_DIR.parent
 SKILL_MD = (SKILL / "SKILL.md").read_text(encoding="utf-8")
 FORMAT_MD = (SKILL / "references" / "format.md").read_text(encoding="utf-8")
 CASES = Path(__file__).resolve().parent / "cases"
-ALLOWED_KEYS = {
-    "name",
-    "description",
-    "license",
-    "compatibility",
-    "metadata",
-    "allowed-tools",
-    "user-invocable",
-    "when_to_use",
-    "argument-hint",
-    "disable-model-invocation",
-    "model",
-    "context",
-    "agent",
-    "hooks",
-    "paths",
-}
-
-
-def front_matter() -> dict[str, object]:
-    assert SKILL_MD.startswith("---\n")
-    data = yaml.safe_load(SKILL_MD.split("\n---\n", 1)[0][4:])
-    assert isinstance(data, dict)
-    return data
 
 
 def test_front_matter() -> None:
-    meta = front_matter()
+    meta = front_matter(SKILL_MD)
     assert set(meta) <= ALLOWED_KEYS
     assert meta["name"] == SKILL.name == "permanent-memory-loader"
     description = meta["description"]
@@ -63,10 +38,6 @@ def test_front_matter() -> None:
     assert meta["metadata"] == {"version": "0.1.0"}
     for invented in ("autoInvoke", "effort", "version"):
         assert invented not in meta
-
-
-def blocks(text: str, language: str) -> list[str]:
-    return re.findall(rf"```{language}\n(.*?)```", text, flags=re.DOTALL)
 
 
 def test_every_command_in_skill_md_runs(tmp_path: Path) -> None:
