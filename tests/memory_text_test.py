@@ -28,7 +28,7 @@ SECRETS = {
     "anthropic": "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789",
     "prefixed env password": "DB_PASSWORD=Pg-Pass-4471-secret",
     "prefixed env token": "GITHUB_TOKEN=tokvalue-5521-xyz",
-    "escaped json password": r'{\"password\": \"Tr0ub4dor&3x\"}',
+    "escaped json password": r"{\"password\": \"Tr0ub4dor&3x\"}",
     "slack refresh": "xoxe-1-My0xLTQ2MjE0ODk1Mjc0LTQ2MjE0ODk1",
     "glued env prefix": "export PGPASSWORD=pgpass-9931-secret",
     "yaml block scalar, same line": "password: | hunter2-block-scalar-77",
