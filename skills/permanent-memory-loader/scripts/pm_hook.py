@@ -46,7 +46,10 @@ def render_and_store(
 ) -> str:
     """Render the block (target, hard cap, stale days) and cache it in slot ("" for no cache)."""
     target, hard_cap, stale_days = options
-    block = hook_block(data, size, target, hard_cap, stale_days)
+    block, estimate_reason = hook_block(data, size, target, hard_cap, stale_days)
+    if estimate_reason:
+        # The block still keeps the hard cap, but is trimmed harder than it needs to be.
+        _note(f"token counts are estimates ({estimate_reason}); run permanent_memory.py doctor")
     if slot:
         try:
             write_atomic(slot, make_entry(block))

@@ -71,8 +71,12 @@ def summarise(
     return Summary(block, epics, size, False, file_tokens, applied)
 
 
-def hook_block(data: bytes | None, size: int, target: int, hard_cap: int, stale_days: int) -> str:
-    """The hook's cache miss: the block for these options, now."""
+def hook_block(
+    data: bytes | None, size: int, target: int, hard_cap: int, stale_days: int
+) -> tuple[str, str]:
+    """The hook's cache miss: the block for these options, now, and why the count is only an
+    estimate ("" when it is exact or nothing needed counting)."""
     budget = Budget(target=target, hard_cap=hard_cap, stale_days=stale_days)
-    summary = summarise(data, size, budget, Tokenizer(), datetime.now(timezone.utc))
-    return summary.block.text
+    tokenizer = Tokenizer()
+    summary = summarise(data, size, budget, tokenizer, datetime.now(timezone.utc))
+    return summary.block.text, tokenizer.problem
