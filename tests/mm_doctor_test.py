@@ -36,11 +36,11 @@ def test_run_checks_on_a_healthy_memory_dir(tmp_path: Path) -> None:
     (tmp_path / "2026-05-02-10-00-q.md").write_text(GOOD, encoding="utf-8")
     checks = mm_doctor.run_checks(tmp_path, (3, 11, 7))
     assert mm_doctor.format_checks(checks) == (
-        "ok    python: Python 3.11.7\n"
-        f"ok    pyyaml: PyYAML {yaml.__version__}\n"
-        f"ok    locking: fcntl.flock on {tmp_path / '.ski-memory.lock'}\n"
-        f"ok    memory-dir: {tmp_path}\n"
-        "ok    snapshots: 2 snapshots parse (2 projects)\n"
+        "ok    python    Python 3.11.7\n"
+        f"ok    pyyaml    PyYAML {yaml.__version__}\n"
+        f"ok    locking   fcntl.flock on {tmp_path / '.ski-memory.lock'}\n"
+        f"ok    memory-dir {tmp_path}\n"
+        "ok    snapshots 2 snapshots parse (2 projects)\n"
     )
     assert not mm_doctor.failed(checks)
 
@@ -76,7 +76,7 @@ def test_run_checks_reports_what_to_fix(tmp_path: Path) -> None:
     ]
     assert mm_doctor.failed(checks)
     assert mm_doctor.format_checks(checks[:1]) == (
-        "FAIL  python: Python 3.8.1 is too old -- fix: install Python 3.9 or newer\n"
+        "FAIL  python    Python 3.8.1 is too old -> install Python 3.9 or newer\n"
     )
 
 
@@ -109,7 +109,7 @@ def test_doctor_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     (tmp_path / "2026-05-01-10-00-p.md").write_text(GOOD, encoding="utf-8")
     assert memory_manager.main(["doctor", "--memory-dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
-    assert out.splitlines()[-1] == "ok    snapshots: 1 snapshot parses (1 project)"
+    assert out.splitlines()[-1] == "ok    snapshots 1 snapshot parses (1 project)"
     assert memory_manager.main(["doctor", "--memory-dir", str(tmp_path), "--format", "json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["ok"] is True
@@ -141,6 +141,6 @@ def test_doctor_fails_without_pyyaml(tmp_path: Path) -> None:
     assert result.returncode == 1
     assert result.stderr == ""
     lines = result.stdout.splitlines()
-    assert lines[1] == "FAIL  pyyaml: PyYAML is not installed -- fix: pip install pyyaml"
-    assert lines[3] == f"ok    memory-dir: {project / 'memory'}"
-    assert lines[4] == "warn  snapshots: not checked (needs PyYAML) -- fix: pip install pyyaml"
+    assert lines[1] == "FAIL  pyyaml    PyYAML is not installed -> pip install pyyaml"
+    assert lines[3] == f"ok    memory-dir {project / 'memory'}"
+    assert lines[4] == "warn  snapshots not checked (needs PyYAML) -> pip install pyyaml"

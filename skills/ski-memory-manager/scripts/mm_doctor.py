@@ -150,8 +150,9 @@ def run_checks(memory_dir: Path, version: tuple[int, ...] | None = None) -> list
 def format_checks(checks: list[Check]) -> str:
     lines = []
     for check in checks:
-        line = f"{check.status:<4}  {check.name}: {check.detail}"
-        lines.append(f"{line} -- fix: {check.fix}" if check.fix else line)
+        # The same shape as the loader's doctor: status, name, detail, then `-> fix`.
+        line = f"{check.status:<4}  {check.name:<9} {check.detail}"
+        lines.append(f"{line} -> {check.fix}" if check.fix else line)
     return "\n".join(lines) + "\n"
 
 
