@@ -40,6 +40,9 @@ def test_seed_example_records() -> None:
         schema=1,
         start_line=2,
         end_line=12,
+        subsection_lines=(5, 9),
+        completed_line=3,
+        unknown_subsections=(),
     )
     assert (second.epic_id, second.intent, second.start_line, second.end_line) == (
         "FEAT-008",
@@ -238,6 +241,58 @@ def test_line_numbers_refer_to_the_normalised_text() -> None:
     assert [e.end_line for e in epics] == [3, 5]
 
 
+def test_heading_and_completed_lines_refer_to_the_normalised_text() -> None:
+    text = (
+        "\ufeff# Top\r\n"  # 0
+        "## Epic: A — a\r\n"  # 1
+        "Done soon, says the team\r"  # 2: holds the Completed value, is not the line
+        "**Completed:** soon\r\n"  # 3
+        "### Notes\n"  # 4: unknown
+        "### Gotchas discovered\n"  # 5
+        "- g\n"  # 6
+        "```\n### Hidden in a fence\n```\n"  # 7-9: not headings
+        "### Gotchas discovered ##\n"  # 10: same heading again, first line kept
+        "- g2\n"  # 11
+        "### \n"  # 12: unknown, empty (a bare `###` is content)
+        "## Epic: B — b\n"  # 13
+        "<!-- af-memory:v2 completed=2026-01-02 -->\n"  # 14
+        "- [decision] outside a heading\n"  # 15
+        "### Patterns that worked\n"  # 16
+        "- p\n"  # 17
+        "## Epic: C\n"  # 18: no Completed, no subsections
+    )
+    lines = pm_parse.normalise_text(text).split("\n")
+    a, b, c = parse_permanent(text)
+    assert (a.completed, a.completed_line) == ("soon", 3)
+    assert [(s.label, s.heading, s.entries) for s in a.subsections] == [
+        ("gotchas", "Gotchas discovered", ("g", "### Hidden in a fence", "g2"))
+    ]
+    assert a.subsection_lines == (5,)
+    assert a.unknown_subsections == ((4, "Notes"), (12, ""))
+    assert [lines[i] for i, _ in a.unknown_subsections] == ["### Notes", "### "]
+    assert (b.completed, b.completed_line) == ("2026-01-02", 14)
+    assert [(s.label, s.heading) for s in b.subsections] == [
+        ("decisions", ""),
+        ("patterns", "Patterns that worked"),
+    ]
+    assert b.subsection_lines == (-1, 16)
+    assert b.unknown_subsections == ()
+    assert (c.completed, c.completed_line, c.subsection_lines, c.unknown_subsections) == (
+        None,
+        None,
+        (),
+        (),
+    )
+
+
+def test_a_dateless_completed_line_inside_a_subsection_is_content() -> None:
+    [epic] = parse_permanent(
+        "## Epic: A\n### Gotchas\nCompleted: later\n**Completed:** 2026-01-02\n"
+    )
+    assert (epic.completed, epic.completed_line) == ("2026-01-02", 3)
+    assert epic.subsections[0].entries == ("Completed: later",)
+
+
 def test_never_reads_anything_but_the_text() -> None:
     # Pure: a file name or path in the text is just text.
     [epic] = parse_permanent("## Epic: A — see manual_overrides.md\n")
@@ -248,6 +303,23 @@ def test_never_reads_anything_but_the_text() -> None:
 def test_never_raises_and_finds_every_epic_heading(text: str) -> None:
     epics = parse_permanent(text)
     assert all(isinstance(e, Epic) for e in epics)
+    lines = pm_parse.normalise_text(text).split("\n")
+    for epic in epics:
+        # Every recorded line lies inside the epic and is the kind of line it names.
+        assert len(epic.subsection_lines) == len(epic.subsections)
+        for sub, index in zip(epic.subsections, epic.subsection_lines):
+            if index == -1:
+                assert sub.heading == ""
+            else:
+                assert epic.start_line < index < epic.end_line
+                assert lines[index].startswith("###")
+        for index, _title in epic.unknown_subsections:
+            assert epic.start_line < index < epic.end_line
+            assert lines[index].startswith("###")
+        assert (epic.completed is None) == (epic.completed_line is None)
+        if epic.completed_line is not None:
+            assert epic.start_line < epic.completed_line < epic.end_line
+            assert epic.completed is not None and epic.completed in lines[epic.completed_line]
     if "```" not in text and "~~~" not in text:
         headings = [
             line

@@ -73,6 +73,12 @@ class Epic(NamedTuple):
     schema: int  # 1 or 2 (has the af-memory:v2 marker)
     start_line: int  # index of the `## Epic:` line in normalise_text(text).split("\n")
     end_line: int  # one past the epic's last line (the next `#`/`##` heading, or the end)
+    # Line indexes below refer to the same normalised text as start_line.
+    # The `###` line of each of `subsections`, same order; -1 for v2 entries outside a heading.
+    subsection_lines: tuple[int, ...] = ()
+    completed_line: int | None = None  # the line `completed` was read from
+    # (line index, heading as written) of each `###` heading whose label is unknown.
+    unknown_subsections: tuple[tuple[int, str], ...] = ()
 
     def first_entry(self, label: str) -> str | None:
         """The first content line of the first subsection with this label that has one."""
@@ -165,11 +171,14 @@ def _parse_epic(heading_rest: str, lines: list[str], start: int, end: int) -> Ep
     schema = 1
     # (label, heading) -> entries, keeping first-seen order of subsections.
     sections: dict[tuple[str, str], list[str]] = {}
+    section_lines: dict[tuple[str, str], int] = {}  # (label, heading) -> its first `###` line
+    unknown: list[tuple[int, str]] = []
+    completed_line: int | None = None
     current: tuple[str, str] | None = None
     in_subsection = False
     want_summary = False
     in_fence = False
-    for line in lines[start + 1 : end]:
+    for index, line in enumerate(lines[start + 1 : end], start + 1):
         if _FENCE.match(line):
             in_fence = not in_fence
             continue
@@ -181,10 +190,14 @@ def _parse_epic(heading_rest: str, lines: list[str], start: int, end: int) -> Ep
         if sub is not None:
             want_summary = False
             in_subsection = True
-            label = subsection_label(sub.group(1))
-            current = None if label is None else (label, sub.group(1).strip())
-            if current is not None:
+            title = sub.group(1).strip()
+            label = subsection_label(title)
+            current = None if label is None else (label, title)
+            if current is None:
+                unknown.append((index, title))
+            else:
                 sections.setdefault(current, [])
+                section_lines.setdefault(current, index)
             continue
         marker = _V2_MARKER.match(line)
         if marker is not None:
@@ -193,6 +206,7 @@ def _parse_epic(heading_rest: str, lines: list[str], start: int, end: int) -> Ep
             found = _V2_COMPLETED.search(marker.group(1))
             if found and completed is None:
                 completed = found.group(1)
+                completed_line = index
             continue
         if not line.strip() or _COMMENT.match(line):
             continue
@@ -202,6 +216,7 @@ def _parse_epic(heading_rest: str, lines: list[str], start: int, end: int) -> Ep
             # Inside a subsection only a real date makes it the completion line.
             if not in_subsection or parse_iso_datetime(value) is not None:
                 completed = value
+                completed_line = index
                 continue
         if _META_LINE.match(line):
             continue
@@ -230,6 +245,9 @@ def _parse_epic(heading_rest: str, lines: list[str], start: int, end: int) -> Ep
         schema=schema,
         start_line=start,
         end_line=end,
+        subsection_lines=tuple(section_lines.get(key, -1) for key in sections),
+        completed_line=completed_line,
+        unknown_subsections=tuple(unknown),
     )
 
 

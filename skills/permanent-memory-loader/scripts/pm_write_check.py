@@ -1,38 +1,31 @@
 # `permanent_memory.py check`: what in a permanent_memory.md text the loader would ignore, cut
 # or refuse, as findings with line numbers. Pure: the token counters are passed in.
 #
-# Epics and their entries come from pm_parse; the line numbers of the subsection headings and
-# Completed lines, which it does not keep, are found here with its own heading and fence
-# patterns, so both always agree on what is a heading.
+# Epics, their entries and the lines of their headings and Completed values all come from
+# pm_parse, so the check and the loader always agree on what is a heading.
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
     import memory_text
     from pm_parse import (
-        _FENCE,
-        _SUBSECTION,
         LABELS,
         Epic,
         entry_text,
         parse_permanent,
-        subsection_label,
     )
     from pm_render import MAX_LINE_CHARS, SKIP_TOKENS, Budget, cut_line, epic_line, safe_text
     from pm_write_epic import HEADINGS, MAX_EPIC_TOKENS
 else:  # installed as a package
     from . import memory_text
     from .pm_parse import (
-        _FENCE,
-        _SUBSECTION,
         LABELS,
         Epic,
         entry_text,
         parse_permanent,
-        subsection_label,
     )
     from .pm_render import MAX_LINE_CHARS, SKIP_TOKENS, Budget, cut_line, epic_line, safe_text
     from .pm_write_epic import HEADINGS, MAX_EPIC_TOKENS
@@ -62,15 +55,6 @@ class Report(NamedTuple):
     tokens: int  # of the whole text
 
 
-def _outside_fences(lines: Sequence[str], start: int, end: int) -> Iterator[int]:
-    in_fence = False
-    for index in range(start, end):
-        if _FENCE.match(lines[index]):
-            in_fence = not in_fence
-        elif not in_fence:
-            yield index
-
-
 def _line_of(lines: Sequence[str], start: int, end: int, entry: str) -> int:
     """Index of the first line in [start, end) that the loader reads as `entry`, else start."""
     for index in range(start, end):
@@ -87,34 +71,20 @@ def _epic_findings(
     findings = []
     if not epic.epic_id:
         findings.append(Finding(heading, ERROR, "epic heading without an ID"))
-    headings: dict[str, int] = {}  # subsection heading as written -> its line index
-    for index in _outside_fences(lines, epic.start_line + 1, epic.end_line):
-        match = _SUBSECTION.match(lines[index])
-        if match is None:
-            continue
-        title = match.group(1).strip()
-        headings.setdefault(title, index)
-        if subsection_label(title) is None:
-            known = ", ".join(HEADINGS[field].split(" (")[0] for field in HEADINGS)
-            findings.append(
-                Finding(
-                    index + 1,
-                    ERROR,
-                    f"{name}: unknown subsection '### {safe_text(title)}'; the loader ignores it "
-                    f"(known: {known})",
-                )
+    known = ", ".join(HEADINGS[field].split(" (")[0] for field in HEADINGS)
+    for index, title in epic.unknown_subsections:
+        findings.append(
+            Finding(
+                index + 1,
+                ERROR,
+                f"{name}: unknown subsection '### {safe_text(title)}'; the loader ignores it "
+                f"(known: {known})",
             )
+        )
     if epic.completed is None:
         findings.append(Finding(heading, ERROR, f"{name}: no **Completed:** line"))
     elif epic.completed_at is None:
-        where = next(
-            (
-                i
-                for i in _outside_fences(lines, epic.start_line + 1, epic.end_line)
-                if epic.completed in lines[i]
-            ),
-            epic.start_line,
-        )
+        where = epic.start_line if epic.completed_line is None else epic.completed_line
         findings.append(
             Finding(
                 where + 1,
@@ -136,7 +106,7 @@ def _epic_findings(
             )
         )
     for label in LABELS:
-        for sub in epic.subsections:
+        for position, sub in enumerate(epic.subsections):
             if sub.label != label:
                 continue
             entry = next((e for e in sub.entries if safe_text(e)), None)
@@ -144,9 +114,11 @@ def _epic_findings(
                 continue
             line = memory_text.neutralise_markup(f"  {label}: {safe_text(entry)}")
             if cut_line(line) != line:
-                start = (
-                    headings.get(sub.heading, epic.start_line) if sub.heading else epic.start_line
-                )
+                # Search from the subsection's heading; v2 entries outside one: from the epic's.
+                lines_known = position < len(epic.subsection_lines)
+                start = epic.subsection_lines[position] if lines_known else -1
+                if start < 0:
+                    start = epic.start_line
                 index = _line_of(lines, start + 1, epic.end_line, entry)
                 findings.append(
                     Finding(
