@@ -202,6 +202,17 @@ def test_without_flock_locked_does_nothing(tmp_path: Path, monkeypatch: pytest.M
     assert list(tmp_path.iterdir()) == []
 
 
-def test_fsync_dir_is_best_effort(tmp_path: Path) -> None:
+def test_fsync_dir_is_best_effort(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    synced: list[int] = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: synced.append(fd) or real_fsync(fd))
     memory_io.fsync_dir(tmp_path)
+    assert len(synced) == 1  # the directory itself was synced
     memory_io.fsync_dir(tmp_path / "missing")  # no error: the file itself is already synced
+    assert len(synced) == 1 and not (tmp_path / "missing").exists()
+
+    def failing(fd: int) -> None:
+        raise OSError(errno.EINVAL, "cannot sync a directory here")
+
+    monkeypatch.setattr(os, "fsync", failing)
+    memory_io.fsync_dir(tmp_path)  # a file system that cannot sync directories: no error

@@ -250,8 +250,17 @@ def test_locked_excludes_other_processes(tmp_path: Path) -> None:
 def test_locked_in_a_read_only_directory_uses_the_existing_lock_file(tmp_path: Path) -> None:
     (tmp_path / mm_store.LOCK_NAME).write_bytes(b"")
     (tmp_path / mm_store.LOCK_NAME).chmod(0o400)
+    fcntl = pytest.importorskip("fcntl")
     with mm_store.locked(tmp_path):
-        pass
+        # The lock is really held: another open file description cannot take it.
+        other = os.open(tmp_path / mm_store.LOCK_NAME, os.O_RDONLY)
+        try:
+            with pytest.raises(BlockingIOError):
+                fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        finally:
+            os.close(other)
+    assert (tmp_path / mm_store.LOCK_NAME).read_bytes() == b""
+    assert (tmp_path / mm_store.LOCK_NAME).stat().st_mode & 0o777 == 0o400
 
 
 def test_locked_reports_a_directory_it_cannot_use(tmp_path: Path) -> None:
