@@ -391,10 +391,43 @@ def _as_nobody() -> Any:
     return demote
 
 
+def _shared_tmp() -> str | None:
+    # A private TMPDIR would hide the test folder from `nobody`; /tmp is world-traversable.
+    return "/tmp" if os.path.isdir("/tmp") else None
+
+
+def _nobody_script(base: Path, script: Path, probe: str) -> list[str]:
+    """The command that runs a copy of `script`'s skill as `nobody`.
+
+    The checkout may sit under a folder `nobody` cannot traverse (a 0700 home or temp folder),
+    so the skill's scripts are copied into `base` (world-readable), and the interpreter is the
+    first of this one and the system's that `nobody` can run with `probe` importable.
+    """
+    copy = base / "skill-scripts"
+    shutil.copytree(script.parent, copy)
+    for p in [copy, *copy.rglob("*")]:
+        p.chmod(0o755 if p.is_dir() else 0o644)
+    for python in dict.fromkeys([sys.executable, "/usr/bin/python3"]):
+        probes = ([python, "-c", f"import {probe}"], [python, str(copy / script.name), "--help"])
+        try:
+            usable = all(
+                subprocess.run(
+                    cmd, capture_output=True, timeout=60, preexec_fn=_as_nobody(), check=False
+                ).returncode
+                == 0
+                for cmd in probes
+            )
+        except OSError:
+            continue
+        if usable:
+            return [python, str(copy / script.name)]
+    pytest.skip(f"no Python that the user nobody can run {copy / script.name} with")
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to drop to nobody")
 def test_unwritable_memory_dir_as_unprivileged_user(tmp_path: Path) -> None:
     """chmod is ignored by root: run the save as `nobody` against a 0555 directory."""
-    base = Path(tempfile.mkdtemp(prefix="hardening-ro-"))
+    base = Path(tempfile.mkdtemp(prefix="hardening-ro-", dir=_shared_tmp()))
     try:
         base.chmod(0o755)
         mem = base / "memory"
@@ -410,12 +443,12 @@ def test_unwritable_memory_dir_as_unprivileged_user(tmp_path: Path) -> None:
         mem.chmod(0o555)
         for p in mem.iterdir():
             p.chmod(0o444)
+        as_nobody = _nobody_script(base, MANAGER, "yaml")
         for session in (SESSION, "2026-01-02-10-00"):
             src.write_text(json.dumps(_payload("NEW", session, "S2")))
             proc = subprocess.run(
                 [
-                    sys.executable,
-                    str(MANAGER),
+                    *as_nobody,
                     "save",
                     "--memory-dir",
                     str(mem),
@@ -435,8 +468,7 @@ def test_unwritable_memory_dir_as_unprivileged_user(tmp_path: Path) -> None:
             assert {p.name: p.read_bytes() for p in mem.iterdir()} == before
         proc = subprocess.run(
             [
-                sys.executable,
-                str(MANAGER),
+                *as_nobody,
                 "load-last",
                 "--memory-dir",
                 str(mem),
@@ -680,7 +712,7 @@ def test_loader_cache_dir_unusable(loader_project: Path, tmp_path: Path, how: st
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to drop to nobody")
 def test_loader_cache_dir_unreadable_as_unprivileged_user(tmp_path: Path) -> None:
-    base = Path(tempfile.mkdtemp(prefix="hardening-cache-"))
+    base = Path(tempfile.mkdtemp(prefix="hardening-cache-", dir=_shared_tmp()))
     try:
         base.chmod(0o755)
         proj = base / "proj"
@@ -695,9 +727,10 @@ def test_loader_cache_dir_unreadable_as_unprivileged_user(tmp_path: Path) -> Non
         env = isolated_env(base)
         env["CLAUDE_PLUGIN_DATA"] = str(cache)
         expected = run(LOADER, ["load", "--project-dir", str(proj)], env=env).out
+        as_nobody = _nobody_script(base, LOADER, "zlib")
         for session in ("a", "b"):
             proc = subprocess.run(
-                [sys.executable, str(LOADER), "hook"],
+                [*as_nobody, "hook"],
                 input=_hook_payload(proj, session),
                 capture_output=True,
                 env=env,
