@@ -34,27 +34,112 @@ _TAG_LABELS = {
     "conflict": "conflicts",
 }
 
-_EPIC_HEADING = re.compile(r"^##[ \t]+epic[ \t]*:[ \t]*(.*)$", re.IGNORECASE)
-# Separator between ID and intent: em dash, en dash, `--` or `-`, with space on the left.
-_ID_INTENT = re.compile(r"^(\S+)(?:\s+(?:\u2014|\u2013|--|-)(?:\s+|$)|\s+)(.*)$")
-_DASH_SPLIT = re.compile(r"^(.*?)\s*[\u2014\u2013]\s*(.*)$")
-_SECTION_END = re.compile(r"^#{1,2}(?:[ \t]|$)")
-_SUBSECTION = re.compile(r"^###[ \t]+(.*?)[ \t]*#*[ \t]*$")
-_FENCE = re.compile(r"^[ \t]*(```|~~~)")
-_V2_MARKER = re.compile(r"^[ \t]*<!--[ \t]*af-memory:v2\b(.*?)(?:-->[ \t]*)?$", re.IGNORECASE)
+# Every line is classified with str methods or with a pattern that is anchored, bounded or
+# deterministic (each character can be consumed in only one way), so parsing takes time linear
+# in the text whatever it holds: a pattern that could backtrack over a run of spaces made a
+# 3 KB file take seconds. tests/pm_parse_test.py checks the time grows linearly.
+_SECTION_END = re.compile(r"#{1,2}(?:[ \t]|$)")  # used with .match: at most three characters
 _V2_COMPLETED = re.compile(r"\bcompleted[ \t]*=[ \t]*\"?([^\s\"]+)", re.IGNORECASE)
-_COMPLETED = re.compile(
-    r"^[ \t]*(?:[-*][ \t]+)?\**completed\**[ \t]*:[ \t]*\**[ \t]*(.*?)[ \t]*$", re.IGNORECASE
-)
 # `**Trace summary:** …` and other bold "key:" lines are metadata, not content.
-_META_LINE = re.compile(r"^[ \t]*\*\*[^*\n]{1,40}:[ \t]*\*\*")
-_LIST_MARKER = re.compile(r"^[ \t]*(?:[-*+\u2022]|\d{1,3}[.)])(?:[ \t]+|$)")
-_CLOSING_HASHES = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
-_TYPED_ENTRY = re.compile(r"^\[([A-Za-z-]+)\][ \t]*")
-_CONFIDENCE = re.compile(
-    r"[ \t]*\((?:confidence|conf)[ \t]*[:=][ \t]*[0-9.]+\)[ \t]*$", re.IGNORECASE
-)
-_COMMENT = re.compile(r"^[ \t]*<!--.*-->[ \t]*$")
+_META_LINE = re.compile(r"[ \t]*\*\*[^*\n]{1,40}:[ \t]*\*\*")  # .match, bounded
+_LIST_MARKER = re.compile(r"[ \t]*(?:[-*+\u2022]|\d{1,3}[.)])(?:[ \t]+|$)")  # .match
+_TYPED_ENTRY = re.compile(r"\[([A-Za-z-]+)\][ \t]*")  # .match, deterministic
+_BLANK = " \t"
+_DIGITS = frozenset("0123456789.")
+
+
+def _after_hashes(line: str, hashes: int) -> str | None:
+    """The rest of an ATX heading of exactly this level (`##` needs a space or tab after it)."""
+    if line[:hashes] != "#" * hashes or line[hashes : hashes + 1] not in (" ", "\t"):
+        return None
+    return line[hashes:]
+
+
+def epic_heading(line: str) -> str | None:
+    """What follows `## Epic:` (any case, spaces around the colon), or None."""
+    rest = _after_hashes(line, 2)
+    if rest is None:
+        return None
+    rest = rest.lstrip(_BLANK)
+    if rest[:4].lower() != "epic":
+        return None
+    rest = rest[4:].lstrip(_BLANK)
+    return rest[1:].lstrip(_BLANK) if rest[:1] == ":" else None
+
+
+def subsection_heading(line: str) -> str | None:
+    """The title of a `###` heading, closing hashes and spaces removed, or None."""
+    rest = _after_hashes(line, 3)
+    if rest is None:
+        return None
+    return rest.rstrip(_BLANK).rstrip("#").rstrip(_BLANK).strip()
+
+
+def _is_fence(line: str) -> bool:
+    return line.lstrip(_BLANK).startswith(("```", "~~~"))
+
+
+def _is_comment(line: str) -> bool:
+    text = line.strip(_BLANK)
+    return text.startswith("<!--") and text[4:].endswith("-->")
+
+
+def v2_marker(line: str) -> str | None:
+    """What an `<!-- af-memory:v2 … -->` marker line holds between the tag and `-->`, or None."""
+    rest = line.lstrip(_BLANK)
+    if not rest.startswith("<!--"):
+        return None
+    rest = rest[4:].lstrip(_BLANK)
+    if rest[:12].lower() != "af-memory:v2":
+        return None
+    rest = rest[12:]
+    if rest[:1].isalnum() or rest[:1] == "_":  # `af-memory:v20` is not the tag
+        return None
+    closed = rest.rstrip(_BLANK)
+    return closed[:-3] if closed.endswith("-->") else rest
+
+
+def completed_value(line: str) -> str | None:
+    """The value of a `**Completed:** …` line (bold, list marker and case optional), or None."""
+    rest = line.lstrip(_BLANK)
+    if rest[:1] in ("-", "*") and rest[1:2] in (" ", "\t"):
+        rest = rest[1:].lstrip(_BLANK)
+    rest = rest.lstrip("*")
+    if rest[:9].lower() != "completed":
+        return None
+    rest = rest[9:].lstrip("*").lstrip(_BLANK)
+    if rest[:1] != ":":
+        return None
+    return rest[1:].lstrip(_BLANK).lstrip("*").lstrip(_BLANK).rstrip(_BLANK)
+
+
+def _strip_closing_hashes(text: str) -> str:
+    # Only a closing run of `#` after a space ends the heading (CommonMark); `C#` keeps its `#`.
+    trimmed = text.rstrip(_BLANK)
+    bare = trimmed.rstrip("#")
+    if bare != trimmed and (not bare or bare[-1] in _BLANK):
+        return bare.rstrip(_BLANK)
+    return text
+
+
+def _strip_confidence(text: str) -> str:
+    """text without a trailing `(confidence: 0.NN)` / `(conf=0.9)` (any case)."""
+    trimmed = text.rstrip(_BLANK)
+    if not trimmed.endswith(")"):
+        return text
+    opening = trimmed.rfind("(")
+    inner = trimmed[opening + 1 : -1]
+    if opening < 0 or "(" in inner:
+        return text
+    lowered = inner.lower()
+    for word in ("confidence", "conf"):
+        if lowered.startswith(word):
+            rest = inner[len(word) :].lstrip(_BLANK)
+            if rest[:1] in (":", "=") and rest[:1]:
+                value = rest[1:].lstrip(_BLANK)
+                if value and _DIGITS.issuperset(value):
+                    return trimmed[:opening].rstrip(_BLANK)
+    return text
 
 
 class Subsection(NamedTuple):
@@ -123,26 +208,41 @@ def subsection_label(heading: str) -> str | None:
 
 def entry_text(line: str) -> str:
     """A content line as shown: list marker, v2 type tag and confidence trailer removed."""
-    text = _LIST_MARKER.sub("", line, count=1)
-    text = _TYPED_ENTRY.sub("", text, count=1)
-    return _CONFIDENCE.sub("", text).strip()
+    text = _drop_prefix(_TYPED_ENTRY, _drop_prefix(_LIST_MARKER, line))
+    return _strip_confidence(text).strip()
+
+
+def _drop_prefix(pattern: re.Pattern[str], text: str) -> str:
+    match = pattern.match(text)
+    return text[match.end() :] if match else text
 
 
 def _entry_tag(line: str) -> str | None:
-    match = _TYPED_ENTRY.match(_LIST_MARKER.sub("", line, count=1))
+    match = _TYPED_ENTRY.match(_drop_prefix(_LIST_MARKER, line))
     return match.group(1).casefold() if match else None
 
 
 def _split_heading(rest: str) -> tuple[str, str]:
-    # Only a closing run of `#` after a space ends the heading (CommonMark); `C#` keeps its `#`.
-    rest = _CLOSING_HASHES.sub("", rest.strip()).strip()
-    dashed = _DASH_SPLIT.match(rest)
-    if dashed is not None and dashed.group(1) and not any(c.isspace() for c in dashed.group(1)):
-        return dashed.group(1), dashed.group(2).strip()
-    match = _ID_INTENT.match(rest)
-    if match is None:
+    rest = _strip_closing_hashes(rest.strip()).strip()
+    # `ID—intent` with no space: split at the first em or en dash when what precedes it is
+    # one word.
+    dash = min((i for i in (rest.find("\u2014"), rest.find("\u2013")) if i >= 0), default=-1)
+    if dash >= 0:
+        head = rest[:dash].rstrip()
+        if head and not any(c.isspace() for c in head):
+            return head, rest[dash + 1 :].strip()
+    # Otherwise the first word is the ID; a dash word (em or en dash, `--`, `-`) after it is the
+    # separator, and the rest is the intent.
+    words = rest.split(None, 1)
+    if len(words) < 2:
         return rest, ""
-    return match.group(1), match.group(2).strip()
+    epic_id, intent = words
+    for separator in ("\u2014", "\u2013", "--", "-"):
+        if intent.startswith(separator):
+            after = intent[len(separator) :]
+            if not after or after[0].isspace():
+                return epic_id, after.strip()
+    return epic_id, intent.strip()
 
 
 def parse_permanent(text: str) -> list[Epic]:
@@ -151,16 +251,16 @@ def parse_permanent(text: str) -> list[Epic]:
     starts = []
     in_fence = False
     for index, line in enumerate(lines):
-        if _FENCE.match(line):
+        if _is_fence(line):
             in_fence = not in_fence
         elif not in_fence and _SECTION_END.match(line):
             starts.append(index)
     starts.append(len(lines))
     epics = []
     for start, end in zip(starts, starts[1:]):
-        heading = _EPIC_HEADING.match(lines[start])
+        heading = epic_heading(lines[start])
         if heading is not None:
-            epics.append(_parse_epic(heading.group(1), lines, start, end))
+            epics.append(_parse_epic(heading, lines, start, end))
     return epics
 
 
@@ -179,18 +279,17 @@ def _parse_epic(heading_rest: str, lines: list[str], start: int, end: int) -> Ep
     want_summary = False
     in_fence = False
     for index, line in enumerate(lines[start + 1 : end], start + 1):
-        if _FENCE.match(line):
+        if _is_fence(line):
             in_fence = not in_fence
             continue
         if in_fence:
             if current is not None and line.strip():
                 sections[current].append(line.strip())
             continue
-        sub = _SUBSECTION.match(line)
-        if sub is not None:
+        title = subsection_heading(line)
+        if title is not None:
             want_summary = False
             in_subsection = True
-            title = sub.group(1).strip()
             label = subsection_label(title)
             current = None if label is None else (label, title)
             if current is None:
@@ -199,20 +298,20 @@ def _parse_epic(heading_rest: str, lines: list[str], start: int, end: int) -> Ep
                 sections.setdefault(current, [])
                 section_lines.setdefault(current, index)
             continue
-        marker = _V2_MARKER.match(line)
+        marker = v2_marker(line)
         if marker is not None:
             schema = 2
             want_summary = not in_subsection
-            found = _V2_COMPLETED.search(marker.group(1))
+            found = _V2_COMPLETED.search(marker)
             if found and completed is None:
                 completed = found.group(1)
                 completed_line = index
             continue
-        if not line.strip() or _COMMENT.match(line):
+        if not line.strip() or _is_comment(line):
             continue
-        done = _COMPLETED.match(line)
+        done = completed_value(line)
         if done is not None and completed is None:
-            value = done.group(1).strip("*").strip()
+            value = done.strip("*").strip()
             # Inside a subsection only a real date makes it the completion line.
             if not in_subsection or parse_iso_datetime(value) is not None:
                 completed = value
