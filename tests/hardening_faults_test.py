@@ -33,6 +33,7 @@ from hardening_support import (
     run,
     snapshot_files,
     stderr_lines,
+    tree_bytes,
 )
 
 SESSION = "2026-01-01-10-00"
@@ -493,7 +494,12 @@ def test_unwritable_memory_dir_as_unprivileged_user(tmp_path: Path) -> None:
 # Symbolic links.
 
 
-def test_memory_dir_symlink_works(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_memory_dir_symlink_works_when_the_user_names_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--memory-dir is the user's: a link there is followed wherever it leads. The project's own
+    memory/ is the repository's: the same link there leads outside the project and is refused
+    (a clone must not resume another project's session)."""
     mm = module("memory_manager")
     for key in list(os.environ):
         if key.startswith("CLAUDE_"):
@@ -526,7 +532,11 @@ def test_memory_dir_symlink_works(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
             }
         ).encode(),
     )
-    assert hook.code == 0 and "SECOND" in hook.out, (hook.out, hook.err)
+    assert (hook.code, hook.out) == (0, ""), (hook.out, hook.err)
+    assert hook.err == (
+        f"ski-memory-manager hook: memory directory {link} leads outside the project (to "
+        f"{real}); refused: pass --memory-dir {real} to use it on purpose\n"
+    )
 
 
 OUTSIDE = """---
@@ -982,3 +992,260 @@ def test_archive_fault(
         for eid in _epic_ids(f.read_text(encoding="utf-8"))
     ]
     assert sorted(kept + archived) == sorted(_epic_ids(original))
+
+
+# ---------------------------------------------------------------------------------------------
+# Links out of the project. A clone may hold symbolic links to anywhere: every path the
+# repository controls (.claude/memory/..., memory/..., the lock file, archive/) is refused when
+# it leads outside the project, with one stderr line naming it and nothing read or written
+# there. Paths the user sets (--file, --memory-dir, plugin options) may point anywhere.
+
+OTHER_EPIC = "## Epic: OTHER-1 \u2014 other-project-plan-7731\n**Completed:** 2026-05-01\n\n"
+OTHER_EPIC += "### Architectural decisions\n- other-project-decision-7731\n"
+OTHER_SESSION = OUTSIDE.replace("OUTSIDE-SECRET-CONTENT", "other-project-session-7731")
+OTHER_MARKS = ("7731", "environ-marker-5519")
+# An environment value can hold a whole epic; through /proc/self/environ it would be injected.
+ENV_PLANT = "\n## Epic: ENV-1 \u2014 environ-marker-5519\n### Gotchas discovered\n- x\n"
+
+
+def _other(tmp_path: Path) -> Path:
+    other = tmp_path / "other"
+    (other / ".claude" / "memory").mkdir(parents=True)
+    (other / ".claude" / "memory" / "permanent_memory.md").write_text(OTHER_EPIC)
+    (other / ".claude" / "memory" / "archive").mkdir()
+    (other / "memory").mkdir()
+    (other / "memory" / "2026-06-01-10-00-proj.md").write_text(OTHER_SESSION)
+    return other
+
+
+def _link(path: Path, target: str | Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.symlink_to(target)
+    return path
+
+
+def _pm(proj: Path) -> Path:
+    return proj / ".claude" / "memory" / "permanent_memory.md"
+
+
+# name -> (what to link in the project, returns the path a refusal must name)
+LOADER_LINKS: dict[str, Any] = {
+    "file to another project": lambda proj, other: _link(
+        _pm(proj), other / ".claude" / "memory" / "permanent_memory.md"
+    ),
+    "relative file link": lambda proj, other: _link(
+        _pm(proj), "../../../other/.claude/memory/permanent_memory.md"
+    ),
+    ".claude/memory to another project": lambda proj, other: (
+        _link(proj / ".claude" / "memory", other / ".claude" / "memory") / "permanent_memory.md"
+    ),
+    ".claude to another project": lambda proj, other: (
+        _link(proj / ".claude", other / ".claude") / "memory" / "permanent_memory.md"
+    ),
+    "link chain leaving the project": lambda proj, other: _link(
+        _pm(proj), _link(proj / "docs" / "notes.md", other / ".claude/memory/permanent_memory.md")
+    ),
+    "/proc/self/environ": lambda proj, other: _link(_pm(proj), "/proc/self/environ"),
+    "dangling link out of the project": lambda proj, other: _link(
+        _pm(proj), other / "not-yet-there.md"
+    ),
+}
+LOADER_READS = {
+    "hook": ["hook"],
+    "load": ["load"],
+    "load json": ["load", "--format", "json"],
+    "load explain": ["load", "--explain"],
+    "inspect": ["inspect"],
+    "check": ["check"],
+    "doctor": ["doctor"],
+}
+LOADER_READ_CASES = [(link, cmd) for link in LOADER_LINKS for cmd in LOADER_READS]
+
+
+def _outside_tree(tmp_path: Path) -> dict[str, bytes | str]:
+    """Everything outside the project (the hook's cache dirs excepted), with contents."""
+    found: dict[str, bytes | str] = {}
+    for dirpath, dirs, files in os.walk(tmp_path):
+        rel = os.path.relpath(dirpath, tmp_path)
+        if rel.split(os.sep)[0] in ("proj", "plugin-data", "xdg-cache", "home"):
+            dirs[:] = []
+            continue
+        for name in files + [d for d in dirs if os.path.islink(os.path.join(dirpath, d))]:
+            path = os.path.join(dirpath, name)
+            found[os.path.relpath(path, tmp_path)] = (
+                os.readlink(path) if os.path.islink(path) else Path(path).read_bytes()
+            )
+    return found
+
+
+def _refusal_problems(res: Any, refused: Path, *, hook: bool, doctor: bool = False) -> list[str]:
+    problems = []
+    leaked = [mark for mark in OTHER_MARKS if mark in res.out + res.err]
+    if leaked:
+        problems.append(f"outside content shown: {leaked}")
+    lines = stderr_lines(res.err)
+    if doctor:
+        fail = [ln for ln in res.out.splitlines() if ln.startswith("FAIL") and str(refused) in ln]
+        if not fail or "outside the project" not in fail[0]:
+            problems.append(f"doctor does not explain the refusal: {res.out!r}")
+        if res.code != 1:
+            problems.append(f"doctor exit {res.code}")
+        return problems
+    if len(lines) != 1 or str(refused) not in lines[0] or "outside the project" not in lines[0]:
+        problems.append(f"not one stderr line naming {refused}: {res.err!r}")
+    if res.code != (0 if hook else 1):
+        problems.append(f"exit {res.code}")
+    if hook and res.out:
+        problems.append(f"hook printed {res.out[:200]!r}")
+    return problems
+
+
+@pytest.mark.parametrize(("link", "command"), LOADER_READ_CASES)
+def test_loader_refuses_project_paths_that_lead_outside(
+    tmp_path: Path, link: str, command: str
+) -> None:
+    other = _other(tmp_path)
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    refused = LOADER_LINKS[link](proj, other)
+    env = isolated_env(tmp_path, CLAUDE_PROJECT_DIR=str(proj), PM_PLANT=ENV_PLANT)
+    before = _outside_tree(tmp_path)
+    argv = LOADER_READS[command]
+    stdin = _hook_payload(proj, "s", "SessionStart") if command == "hook" else b""
+    res = run(LOADER, argv, env=env, stdin=stdin)
+    assert_no_traceback(res, command)
+    problems = _refusal_problems(res, refused, hook=command == "hook", doctor=command == "doctor")
+    assert not problems, (problems, res)
+    assert _outside_tree(tmp_path) == before
+
+
+def _archive_link(proj: Path, other: Path) -> Path:
+    _pm(proj).parent.mkdir(parents=True)
+    _pm(proj).write_bytes(PERMANENT)
+    return _link(proj / ".claude" / "memory" / "archive", other / ".claude" / "memory" / "archive")
+
+
+ADD_INPUT = json.dumps({"id": "NEW-1", "intent": "new epic", "decisions": ["d"]})
+LOADER_WRITE_CASES: dict[str, tuple[Any, list[str]]] = {
+    "add through .claude/memory": (
+        LOADER_LINKS[".claude/memory to another project"],
+        ["add", "--input", "-", "--tokenizer", "estimate"],
+    ),
+    "add through .claude": (
+        LOADER_LINKS[".claude to another project"],
+        ["add", "--input", "-", "--tokenizer", "estimate"],
+    ),
+    "add through a dangling .claude/memory": (
+        lambda proj, other: (
+            _link(proj / ".claude" / "memory", other / "new-memory") / "permanent_memory.md"
+        ),
+        ["add", "--input", "-", "--tokenizer", "estimate"],
+    ),
+    "archive through .claude/memory": (
+        LOADER_LINKS[".claude/memory to another project"],
+        ["archive", "--max-tokens", "1", "--tokenizer", "estimate", "--now", "2026-06-01"],
+    ),
+    "archive into a linked archive/": (
+        _archive_link,
+        ["archive", "--max-tokens", "1", "--tokenizer", "estimate", "--now", "2026-06-01"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LOADER_WRITE_CASES))
+def test_loader_writes_nothing_through_links_out_of_the_project(tmp_path: Path, case: str) -> None:
+    other = _other(tmp_path)
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    make, argv = LOADER_WRITE_CASES[case]
+    refused = make(proj, other)
+    if "archive/" in case:
+        refused = refused / "2026-06-01.md"
+    env = isolated_env(tmp_path, CLAUDE_PROJECT_DIR=str(proj))
+    before = _outside_tree(tmp_path)
+    inside_before = dict(tree_bytes(proj))
+    res = run(LOADER, argv, env=env, stdin=ADD_INPUT.encode())
+    assert_no_traceback(res, case)
+    assert not _refusal_problems(res, refused, hook=False), res
+    assert _outside_tree(tmp_path) == before, "written outside the project"
+    assert dict(tree_bytes(proj)) == inside_before
+
+
+MANAGER_LINKS: dict[str, Any] = {
+    "memory/ to another project": lambda proj, other: _link(proj / "memory", other / "memory"),
+    "relative memory/ link": lambda proj, other: _link(proj / "memory", "../other/memory"),
+    "memory/ dangling out of the project": lambda proj, other: _link(
+        proj / "memory", other / "memory-to-be"
+    ),
+}
+MANAGER_COMMANDS = {
+    "hook": ["hook"],
+    "load-last": ["load-last", "--project-name", "proj"],
+    "load-last json": ["load-last", "--project-name", "proj", "--format", "json"],
+    "list": ["list"],
+    "doctor": ["doctor"],
+    "save": ["save", "--project-name", "proj", "--session-timestamp", "2026-06-01-10-00"],
+}
+MANAGER_CASES = [(link, cmd) for link in MANAGER_LINKS for cmd in MANAGER_COMMANDS]
+
+
+@pytest.mark.parametrize(("link", "command"), MANAGER_CASES)
+def test_manager_refuses_a_memory_dir_that_leads_outside(
+    tmp_path: Path, link: str, command: str
+) -> None:
+    other = _other(tmp_path)
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    refused = MANAGER_LINKS[link](proj, other)
+    env = isolated_env(tmp_path, CLAUDE_PROJECT_DIR=str(proj))
+    before = _outside_tree(tmp_path)
+    stdin = _hook_payload(proj, "s", "SessionStart") if command == "hook" else b""
+    res = run(MANAGER, MANAGER_COMMANDS[command], env=env, stdin=stdin, cwd=proj)
+    assert_no_traceback(res, command)
+    problems = _refusal_problems(res, refused, hook=command == "hook", doctor=command == "doctor")
+    assert not problems, (problems, res)
+    assert _outside_tree(tmp_path) == before, "written outside the project"
+
+
+@pytest.mark.parametrize("memory_flag", [False, True])
+def test_a_dangling_lock_link_creates_nothing_outside(tmp_path: Path, memory_flag: bool) -> None:
+    other = _other(tmp_path)
+    proj = tmp_path / "proj"
+    lock = _link(proj / "memory" / ".ski-memory.lock", other / "planted.lock")
+    env = isolated_env(tmp_path, CLAUDE_PROJECT_DIR=str(proj))
+    argv = ["save", "--project-name", "proj", "--session-timestamp", "2026-06-01-10-00"]
+    if memory_flag:  # even a memory dir the user names: the lock file is never a link
+        argv += ["--memory-dir", str(proj / "memory")]
+    res = run(MANAGER, argv, env=env, stdin=b"")
+    assert_no_traceback(res, "save")
+    assert not (other / "planted.lock").exists(), "save created the lock link's target"
+    assert (res.code, res.out) == (1, "")
+    assert res.err == f"cannot lock {lock}: it is a symbolic link; refused\n"
+    assert snapshot_files(proj / "memory") == []
+
+
+def test_paths_the_user_sets_may_point_anywhere(tmp_path: Path) -> None:
+    other = _other(tmp_path)
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    link = _link(proj / "linked.md", other / ".claude" / "memory" / "permanent_memory.md")
+    env = isolated_env(tmp_path, CLAUDE_PROJECT_DIR=str(proj))
+    res = run(LOADER, ["load", "--file", str(link), "--now", "2026-06-01"], env=env)
+    assert res.code == 0 and "OTHER-1 (other-project-plan-7731)" in res.out, res
+    res = run(LOADER, ["load", "--project-dir", str(other), "--now", "2026-06-01"], env=env)
+    assert res.code == 0 and "OTHER-1 (other-project-plan-7731)" in res.out, res
+    # The memory-dir plugin option is the user's too, even when it is relative to the project.
+    option = isolated_env(
+        tmp_path, CLAUDE_PROJECT_DIR=str(proj), CLAUDE_PLUGIN_OPTION_MEMORY_DIR="../other/memory"
+    )
+    res = run(MANAGER, ["hook"], env=option, stdin=_hook_payload(proj, "s", "SessionStart"))
+    assert res.code == 0 and "other-project-session-7731" in res.out, res
+    res = run(MANAGER, ["load-last", "--project-name", "proj"], env=option)
+    assert res.code == 0 and "other-project-session-7731" in res.out, res
+    # A link that stays inside the project is followed.
+    inner = tmp_path / "inner"
+    (inner / "docs").mkdir(parents=True)
+    (inner / "docs" / "memory.md").write_text(OTHER_EPIC)
+    _link(_pm(inner), "../../docs/memory.md")
+    res = run(LOADER, ["load", "--project-dir", str(inner), "--now", "2026-06-01"], env=env)
+    assert res.code == 0 and "OTHER-1 (other-project-plan-7731)" in res.out, res

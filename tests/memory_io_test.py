@@ -195,7 +195,7 @@ def test_locked_in_a_read_only_directory_uses_the_existing_lock_file(tmp_path: P
 
 
 def test_without_flock_locked_does_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(memory_io, "fcntl", None)
+    monkeypatch.setattr(memory_io, "HAVE_FLOCK", False)
     with memory_io.locked(tmp_path / "missing-dir" / ".x.lock"):
         entered = True
     assert entered
@@ -216,3 +216,87 @@ def test_fsync_dir_is_best_effort(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
 
     monkeypatch.setattr(os, "fsync", failing)
     memory_io.fsync_dir(tmp_path)  # a file system that cannot sync directories: no error
+
+
+def test_inside_project_follows_links_that_stay_inside(tmp_path: Path) -> None:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "m.md").write_text("x")
+    (tmp_path / "m.md").symlink_to("docs/m.md")
+    assert memory_io.inside_project(tmp_path, tmp_path / "m.md") == str(tmp_path / "docs/m.md")
+    # Not there yet: the path is judged by where it would be.
+    assert memory_io.inside_project(tmp_path, tmp_path / "new" / "x") == str(tmp_path / "new/x")
+    assert memory_io.inside_project(tmp_path, tmp_path) == str(tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("link", "target"),
+    [
+        ("m.md", "/proc/self/environ"),
+        ("m.md", "../outside.md"),
+        ("m.md", "../project-evil/m.md"),  # a sibling whose name starts like the project's
+        ("dir", ".."),
+        ("dangling", "../nowhere/x"),
+    ],
+)
+def test_inside_project_refuses_links_that_leave(tmp_path: Path, link: str, target: str) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    (root / link).symlink_to(target)
+    path = root / link / "m.md" if link == "dir" else root / link
+    with pytest.raises(memory_io.OutsideProject) as caught:
+        memory_io.inside_project(root, path)
+    real = os.path.realpath(path)
+    assert str(caught.value) == f"{path}: it leads outside the project (to {real}); refused"
+    assert caught.value.strerror == f"it leads outside the project (to {real}); refused"
+    assert isinstance(caught.value, OSError)  # every reader's OSError handler reports it
+
+
+def test_read_regular_reads_only_regular_files(tmp_path: Path) -> None:
+    (tmp_path / "f").write_bytes(b"abc")
+    assert memory_io.read_regular(tmp_path / "f", 3) == (b"abc", 3)
+    assert memory_io.read_regular(tmp_path / "f", 2) == (None, 3)  # over the limit: not read
+    os.mkfifo(tmp_path / "fifo")
+    with pytest.raises(memory_io.NotRegularFile):
+        memory_io.read_regular(tmp_path / "fifo", 10)  # and it does not hang
+    with pytest.raises(IsADirectoryError):
+        memory_io.read_regular(tmp_path, 10)
+    (tmp_path / "link").symlink_to("f")
+    assert memory_io.read_regular(tmp_path / "link", 10) == (b"abc", 3)
+    with pytest.raises(OSError) as caught:
+        memory_io.read_regular(tmp_path / "link", 10, follow=False)
+    assert caught.value.errno == errno.ELOOP
+
+
+def test_read_inside_refuses_before_opening(tmp_path: Path) -> None:
+    root = tmp_path / "project"
+    root.mkdir()
+    os.mkfifo(tmp_path / "outside-fifo")  # opening it for reading would block
+    (root / "m.md").symlink_to(tmp_path / "outside-fifo")
+    with pytest.raises(memory_io.OutsideProject):
+        memory_io.read_inside(root, root / "m.md", 100)
+    (root / "real.md").write_bytes(b"ok")
+    (root / "in.md").symlink_to("real.md")
+    assert memory_io.read_inside(root, root / "in.md", 100) == (b"ok", 2)
+
+
+@pytest.mark.parametrize("target", ["dangling", "existing file"])
+def test_locked_refuses_a_lock_file_that_is_a_link(tmp_path: Path, target: str) -> None:
+    outside = tmp_path / "outside.lock"
+    if target == "existing file":
+        outside.write_bytes(b"")
+    lock = tmp_path / "memory" / ".x.lock"
+    lock.parent.mkdir()
+    lock.symlink_to(outside)
+    with pytest.raises(memory_io.MemoryIOError) as caught:
+        with memory_io.locked(lock):
+            pass  # pragma: no cover
+    assert str(caught.value) == f"cannot lock {lock}: it is a symbolic link; refused"
+    assert outside.exists() == (target == "existing file")
+
+
+def test_locked_follows_a_link_to_a_directory(tmp_path: Path) -> None:
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to("real")
+    with memory_io.locked(tmp_path / "link"):
+        assert _is_locked(tmp_path / "real")
+    assert list((tmp_path / "real").iterdir()) == []

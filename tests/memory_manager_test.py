@@ -1121,7 +1121,7 @@ def test_missing_pyyaml(tmp_path: Path) -> None:
 def test_without_flock_saves_still_work(
     run: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(mm_store.memory_io, "fcntl", None)
+    monkeypatch.setattr(mm_store.memory_io, "HAVE_FLOCK", False)
     result = run(
         [
             "save",

@@ -193,16 +193,27 @@ def read_for_writing(path: Path) -> FileText | None:
 
 
 def memory_path(args: argparse.Namespace) -> tuple[Path, bool]:
-    """The permanent memory file and whether it was given with --file."""
+    """The permanent memory file and whether it was given with --file. The project's own file
+    (no --file) must not lead outside the project: a clone may link it, or .claude/memory, to
+    another project's, and a write through that link would land there."""
     if args.file is not None:
         path = Path(args.file)
         explicit = True
     else:
-        path = project_dir(args.project_dir) / MEMORY_FILE
+        project = project_dir(args.project_dir)
+        path = project / MEMORY_FILE
         explicit = False
+        inside(project, path)
     if path.name == "manual_overrides.md":
         raise WriteError(f"{path}: manual_overrides.md is user-curated; it is never written")
     return path, explicit
+
+
+def inside(root: Path, path: Path) -> None:
+    try:
+        memory_io.inside_project(root, path)
+    except memory_io.OutsideProject as exc:
+        raise WriteError(str(exc)) from None
 
 
 def make_dirs(directory: Path) -> None:
@@ -327,6 +338,8 @@ def cmd_archive(args: argparse.Namespace) -> int:
     archive = path.parent / ARCHIVE_DIR / f"{now.astimezone(timezone.utc).date().isoformat()}.md"
     if not path.parent.is_dir():
         return _no_file(path, explicit)
+    # archive/ belongs to the folder of the memory file, whoever chose that file.
+    inside(path.parent, archive)
     sizes = make_sizes(args.tokenizer)
     skipped: list[int] = []
     if args.dry_run:
@@ -404,11 +417,14 @@ def _no_file(path: Path, explicit: bool) -> int:
 # check
 
 
-def read_for_check(path: str) -> tuple[str, list[Finding]] | None:
-    """The normalised text and findings about its encoding; None when there is no file."""
+def read_for_check(path: str, root: Path | None = None) -> tuple[str, list[Finding]] | None:
+    """The normalised text and findings about its encoding; None when there is no file. With
+    `root`, the file is the project's own and must not lead outside it."""
     if path == "-":
         data: bytes = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
     else:
+        if root is not None:
+            inside(root, Path(path))
         found = read_bytes(Path(path), follow=True)
         if found is None:
             return None
@@ -432,13 +448,14 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.file is not None:
         paths.append(args.file)
     default = not paths
-    if default:
-        paths = [str(project_dir(args.project_dir) / MEMORY_FILE)]
+    root = project_dir(args.project_dir) if default else None
+    if root is not None:
+        paths = [str(root / MEMORY_FILE)]
     sizes: Sizes | None = None
     status = 0
     results = []
     for path in paths:
-        found = read_for_check(path)
+        found = read_for_check(path, root)
         if found is None:
             if default:
                 sys.stdout.write(f"no permanent memory file at {path}\n")

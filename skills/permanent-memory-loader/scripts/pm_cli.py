@@ -171,11 +171,13 @@ def read_memory(args: argparse.Namespace) -> tuple[str, bytes | None, int] | Non
         data = sys.stdin.buffer.read()
         return "-", data, len(data)
     explicit = args.file is not None
-    path = Path(args.file) if explicit else project_dir(args.project_dir) / MEMORY_FILE
+    # --file may point anywhere; the project's own file must not lead outside the project.
+    root = None if explicit else project_dir(args.project_dir)
+    path = Path(args.file) if root is None else root / MEMORY_FILE
     if path.name == "manual_overrides.md":
         raise LoadError(f"{path}: manual_overrides.md is user-curated and never loaded")
     try:
-        data, size = read_memory_file(str(path))
+        data, size = read_memory_file(str(path), None if root is None else str(root))
     except (FileNotFoundError, NotADirectoryError):
         if explicit:
             raise LoadError(f"permanent memory file not found: {path}") from None

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
+    import memory_io
     import pm_hot
     from pm_hook import write_atomic
     from pm_load import summarise
@@ -23,7 +24,7 @@ if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
         read_verified_encoding,
     )
 else:  # installed as a package
-    from . import pm_hot
+    from . import memory_io, pm_hot
     from .pm_hook import write_atomic
     from .pm_load import summarise
     from .pm_render import SKIP_TOKENS, Budget, safe_text
@@ -157,10 +158,23 @@ def check_memory_file(project: Path) -> list[Check]:
     path = project / MEMORY_FILE
     checks = [Check("project", INFO, f"project directory: {project}")]
     try:
-        data, size = pm_hot.read_memory_file(str(path))
+        data, size = pm_hot.read_memory_file(str(path), str(project))
     except (FileNotFoundError, NotADirectoryError):
         checks.append(
             Check("memory", INFO, f"no permanent memory at {path} (the loader stays silent)")
+        )
+        return checks
+    except memory_io.OutsideProject as exc:
+        # A clone may hold links to anywhere; the loader follows only those that stay inside.
+        checks.append(
+            Check(
+                "memory",
+                FAIL,
+                f"{path} leads outside the project (to {exc.real}): the loader and its hook "
+                "refuse to read it",
+                "replace the link with the file itself; to load that file on purpose, pass "
+                f"--file {exc.real}",
+            )
         )
         return checks
     except OSError as exc:

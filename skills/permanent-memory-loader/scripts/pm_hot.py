@@ -7,13 +7,17 @@
 # most of the hook's cost on a bare interpreter.
 # No `from __future__ import annotations`: it is an import too; annotations here are strings.
 import os
-import stat
 import sys
 import time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
+    import memory_io
+else:  # installed as a package
+    from . import memory_io
 
 try:
     from _blake2 import blake2b
@@ -176,22 +180,15 @@ def session_file(folder: str, session_id: str) -> str:
     return os.path.join(folder, "sessions", session_id)
 
 
-def read_memory_file(path: str) -> "tuple[bytes | None, int]":
+def read_memory_file(path: str, root: "str | None" = None) -> "tuple[bytes | None, int]":
     """The file's bytes (None when it is over CERTAIN_SKIP_BYTES) and its size. It is opened
     without blocking and read only if it is a regular file: a FIFO or a device must neither
-    hang nor flood the hook. Raises FileNotFoundError or NotADirectoryError when there is no
-    file, another OSError when it cannot be read."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-    with open(os.open(path, flags), "rb") as handle:
-        status = os.fstat(handle.fileno())
-        if not stat.S_ISREG(status.st_mode):
-            raise OSError("not a regular file")
-        if status.st_size > CERTAIN_SKIP_BYTES:
-            return None, status.st_size
-        data = handle.read(CERTAIN_SKIP_BYTES + 1)
-    if len(data) > CERTAIN_SKIP_BYTES:  # it grew while being read
-        return None, len(data)
-    return data, len(data)
+    hang nor flood the hook. With `root` (the project), `path` is the repository's and must not
+    lead outside it. Raises FileNotFoundError or NotADirectoryError when there is no file,
+    memory_io.OutsideProject or another OSError when it cannot be read."""
+    if root is None:
+        return memory_io.read_regular(path, CERTAIN_SKIP_BYTES)
+    return memory_io.read_inside(root, path, CERTAIN_SKIP_BYTES)
 
 
 def read_small(path: str) -> bytes:
@@ -211,9 +208,10 @@ def hook_output() -> str:
         return ""
     cwd = payload.get("cwd")
     project = os.environ.get("CLAUDE_PROJECT_DIR") or (cwd if isinstance(cwd, str) else "")
-    path = os.path.join(project or os.getcwd(), MEMORY_FILE)
+    root = project or os.getcwd()
+    path = os.path.join(root, MEMORY_FILE)
     try:
-        data, size = read_memory_file(path)
+        data, size = read_memory_file(path, root)
     except (FileNotFoundError, NotADirectoryError):
         return ""  # no permanent memory in this project: say nothing
     except OSError as exc:

@@ -113,10 +113,15 @@ def _doctor(args: argparse.Namespace) -> int:
     import os
     from pathlib import Path
 
-    memory_dir = (
-        Path(args.memory_dir) if args.memory_dir else (mm_commands.default_memory_dir(os.environ))
-    )
-    checks = mm_doctor.run_checks(memory_dir)
+    outside = None
+    if args.memory_dir:
+        memory_dir = Path(args.memory_dir)
+    else:
+        try:
+            memory_dir = mm_commands.default_memory_dir(os.environ)
+        except mm_commands.MemoryDirRefused as exc:
+            memory_dir, outside = exc.memory_dir, exc.real
+    checks = mm_doctor.run_checks(memory_dir, outside=outside)
     if args.format == "json":
         sys.stdout.write(
             mm_commands.dump_json(

@@ -11,13 +11,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
+    import memory_io
     import memory_text
     import mm_frontmatter
     import mm_render
     import mm_snapshot
     import mm_store
 else:  # installed as a package
-    from . import memory_text, mm_frontmatter, mm_render, mm_snapshot, mm_store
+    from . import memory_io, memory_text, mm_frontmatter, mm_render, mm_snapshot, mm_store
 
 SIZE_WARNING = 2048  # bytes; snapshots are meant to be 1-2 KB
 MAX_HOOK_STDIN = 1024 * 1024
@@ -26,6 +27,18 @@ MEMORY_DIR_OPTION = "CLAUDE_PLUGIN_OPTION_MEMORY_DIR"
 
 class CommandError(Exception):
     """An expected failure; str() is the one-line message, exit 1."""
+
+
+class MemoryDirRefused(CommandError):
+    """The project's `memory/` leads outside the project: nothing is read or written there."""
+
+    def __init__(self, memory_dir: Path, real: str) -> None:
+        self.memory_dir = memory_dir
+        self.real = real
+        super().__init__(
+            f"memory directory {memory_dir} leads outside the project (to {real}); refused: "
+            f"pass --memory-dir {real} to use it on purpose"
+        )
 
 
 def say(line: str, stream: Any = None) -> None:
@@ -60,7 +73,10 @@ def project_dir(env: Mapping[str, str], fallback: str | None = None) -> Path:
 
 
 def default_memory_dir(env: Mapping[str, str], fallback: str | None = None) -> Path:
-    """The plugin's memory-dir option (relative to the project dir), else `memory/` there."""
+    """The plugin's memory-dir option (relative to the project dir), else `memory/` there.
+
+    The option is the user's and may point anywhere; `memory/` is the repository's, and a clone
+    may link it to another project's: it must not lead outside the project (OutsideProject)."""
     base = project_dir(env, fallback)
     option = env.get(MEMORY_DIR_OPTION, "").strip()
     if option:
@@ -68,7 +84,12 @@ def default_memory_dir(env: Mapping[str, str], fallback: str | None = None) -> P
             say(f"note: ignoring {MEMORY_DIR_OPTION} (not a path); using memory/")
         else:
             return base / Path(option).expanduser()
-    return base / "memory"
+    memory_dir = base / "memory"
+    try:
+        memory_io.inside_project(base, memory_dir)
+    except memory_io.OutsideProject as exc:
+        raise MemoryDirRefused(memory_dir, exc.real) from None
+    return memory_dir
 
 
 # --- save --------------------------------------------------------------------------------------
@@ -323,7 +344,11 @@ def hook_output(payload: object, env: Mapping[str, str], now: datetime) -> str:
     """The SessionStart block for the project the hook runs in ('' when there is nothing)."""
     cwd = payload.get("cwd") if isinstance(payload, dict) else None
     base = project_dir(env, cwd if isinstance(cwd, str) else None)
-    memory_dir = default_memory_dir(env, cwd if isinstance(cwd, str) else None)
+    try:
+        memory_dir = default_memory_dir(env, cwd if isinstance(cwd, str) else None)
+    except MemoryDirRefused as exc:
+        say(f"ski-memory-manager hook: {exc}")
+        return ""
     if not memory_dir.is_dir():
         return ""
     groups = mm_store.projects(_listing(memory_dir))

@@ -118,13 +118,30 @@ def check_snapshots(memory_dir: Path, names: list[str]) -> list[Check]:
     return checks
 
 
-def run_checks(memory_dir: Path, version: tuple[int, ...] | None = None) -> list[Check]:
+def check_outside(memory_dir: Path, real: str) -> Check:
+    return Check(
+        "FAIL",
+        "memory-dir",
+        f"{memory_dir} leads outside the project (to {real}): save, load-last, list and the "
+        "hook refuse it, reading and writing nothing there",
+        f"replace the link with a directory of this project's own; to use {real} on purpose, "
+        f"pass --memory-dir {real}",
+    )
+
+
+def run_checks(
+    memory_dir: Path, version: tuple[int, ...] | None = None, outside: str | None = None
+) -> list[Check]:
+    """The checks for `memory_dir`; `outside` is where it really leads when the project's
+    `memory/` was refused for leading outside the project (then nothing in it is read)."""
     checks = [
         check_python(version or tuple(sys.version_info[:3])),
         check_yaml(),
         check_locking(memory_dir),
-        check_memory_dir(memory_dir),
     ]
+    if outside is not None:
+        return [*checks, check_outside(memory_dir, outside)]
+    checks.append(check_memory_dir(memory_dir))
     if not memory_dir.is_dir():
         return checks
     try:
