@@ -175,6 +175,13 @@ SUBPROCESS_LOADER = [
     "single-line-1mb",
     "inject-system-reminder",
     "secrets-every-kind",
+    "spaces-after-subsection-heading",
+    "spaces-in-entries-60kb",
+    "spaces-in-epic-heading-60kb",
+    "spaces-in-completed-and-marker-60kb",
+    "nested-stamps",
+    "spaces-1mb",
+    "newlines-900kb",
 ]
 
 

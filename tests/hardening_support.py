@@ -69,10 +69,45 @@ def _epics_10000() -> bytes:
     ).encode()
 
 
+_RUN_HEAD = "## Epic: RUN-1 \u2014 runs of spaces\n**Completed:** 2026-05-01\n"
+
+
+def _runs(body: str, total: int = 63_000) -> bytes:
+    """_RUN_HEAD and body, where `{run}` in body is a run of spaces sized so the file is about
+    total bytes (under the 64,000 bytes that are still parsed and counted)."""
+    holes = body.count("{run}")
+    spaces = " " * ((total - len(_RUN_HEAD) - len(body)) // holes)
+    return (_RUN_HEAD + body.replace("{run}", spaces)).encode()
+
+
 GENERATORS: dict[str, Callable[[], bytes]] = {
     "single_line_1mb": _single_line_1mb,
     "file_50mb": _file_50mb,
     "epics_10000": _epics_10000,
+    "spaces_after_subsection_heading": lambda: (
+        _RUN_HEAD + "### Gotchas" + " " * 3000 + "\n- after the run\n"
+    ).encode(),
+    "spaces_in_entries_60kb": lambda: _runs(
+        "### Gotchas discovered\n- a{run}b\n- c{run}d (confidence:{run}0.9\n"
+    ),
+    "spaces_in_epic_heading_60kb": lambda: (
+        "## Epic: RUN-1 \u2014 runs"
+        + " " * 30_000
+        + "of"
+        + " " * 30_000
+        + "#x"
+        + " " * 2000
+        + "##\n**Completed:** 2026-05-01\n"
+    ).encode(),
+    "spaces_in_completed_and_marker_60kb": lambda: _runs(
+        "**Completed:** 2026{run}x\n<!-- af-memory:v2 completed={run}x -->{run}x\n"
+        "<!-- -->{run}x-->{run}x\n### Gotchas\n- g\n"
+    ),
+    "nested_stamps": lambda: (
+        _RUN_HEAD + "### Gotchas\n- " + "[" * 1000 + "a|trust:x]" * 1000 + "\n"
+    ).encode(),
+    "spaces_1mb": lambda: b" " * 1_000_000 + b"a",
+    "newlines_900kb": lambda: b"\n" * 900_000,
 }
 
 # ---------------------------------------------------------------------------------------------

@@ -141,3 +141,37 @@ def test_module_has_no_heavy_imports() -> None:
     source = (LOADER_DIR / "memory_text.py").read_text()
     assert "import yaml" not in source and "import tiktoken" not in source
     assert memory_text.REDACTED == "[REDACTED]"
+
+
+# Hostile text for each cleaning pattern: the shape that makes it work hardest, at 20 KB.
+CLEANING_ATTACKS = {
+    "nested stamps": "[" * 2000 + "a|trust:x]" * 2000,
+    "run of spaces": "a" + " " * 20_000 + "b",
+    "bearer words": "bearer " * 3000,
+    "colons after a scheme": "://a:" + ":" * 20_000,
+    "key words and spaces": ("password" + " " * 10) * 2000,
+    "unfinished escape": "\x1b[" + "0" * 20_000,
+    "tag opener and spaces": "<" + " " * 20_000,
+    "bars in a bracket": "[" + "| " * 10_000,
+    "bars and newlines": ("[a|" + " \n" * 5) * 2000,
+    "unclosed escaped quote": 'password=\\"' + "a" * 20_000,
+    "unfinished key header": "-----BEGIN " + "A " * 10_000,
+}
+
+
+@pytest.mark.parametrize("attack", sorted(CLEANING_ATTACKS))
+def test_hostile_text_cannot_stall_cleaning(attack: str) -> None:
+    import time
+
+    text = CLEANING_ATTACKS[attack]
+    started = time.perf_counter()
+    cleaned = clean(text)
+    # Generous (linear cleaning takes milliseconds); the timings are in scripts/bench.
+    assert time.perf_counter() - started < 1.0
+    assert not STAMP_LOOKALIKE.search(cleaned)
+
+
+@given(st.integers(1, 12), st.sampled_from(["|trust:", " | TRUST : ", "|\ntrust:"]))
+def test_no_stamp_survives_any_nesting_depth(depth: int, core: str) -> None:
+    text = "[" * depth + ("a" + core + "x]") * depth
+    assert not STAMP_LOOKALIKE.search(neutralise_markup(text))

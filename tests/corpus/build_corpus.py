@@ -206,6 +206,47 @@ add(
     "10,000 epics, far over 8000 tokens (generated)",
     generator="epics_10000",
 )
+# Hostile shapes for the parser and the tokenizer: long runs where a backtracking pattern or
+# tokenizer does quadratic work (generated). Under 64,000 bytes the file is parsed and counted;
+# over it, it is not summarised (one line) without being counted.
+for cid, expect, desc in (
+    (
+        "spaces-after-subsection-heading",
+        {"output": "stamp", "epic_ids": ["RUN-1"], "contains": ["gotchas: after the run"]},
+        "3 KB: a ### heading followed by a run of spaces (was seconds, past the hook timeout)",
+    ),
+    (
+        "spaces-in-entries-60kb",
+        {"output": "stamp", "epic_ids": ["RUN-1"]},
+        "runs of spaces inside entries and a confidence trailer, just under 64,000 bytes",
+    ),
+    (
+        "spaces-in-epic-heading-60kb",
+        {"output": "stamp", "epic_ids": ["RUN-1"]},
+        "a run of spaces inside the Epic heading and before closing hashes",
+    ),
+    (
+        "spaces-in-completed-and-marker-60kb",
+        {"output": "stamp", "epic_ids": ["RUN-1"]},
+        "runs of spaces inside a Completed line, a v2 marker and a comment",
+    ),
+    (
+        "nested-stamps",
+        {"output": "stamp", "epic_ids": ["RUN-1"]},
+        "an entry of stamps nested 1,000 deep (one cleaning pass per level was quadratic)",
+    ),
+    (
+        "spaces-1mb",
+        {"output": "stamp", "skipped": True},
+        "a million spaces then a letter: tiktoken's pattern engine overflows its stack",
+    ),
+    (
+        "newlines-900kb",
+        {"output": "stamp", "skipped": True},
+        "900,000 newlines: one pre-token, no safe cut for counting in pieces",
+    ),
+):
+    add(P, cid, None, expect, desc + " (generated)", generator=cid.replace("-", "_"))
 add(
     P,
     "epics-200",

@@ -28,6 +28,9 @@ _INVISIBLE = re.compile(
 )
 # Anything shaped like a stamp: `[ ... | trust: ... ]`, with or without spaces or case.
 _STAMP = re.compile(r"\[([^\[\]\n]*?)\|(\s*)trust(\s*):([^\[\]\n]*)\]", re.IGNORECASE)
+# The core of a stamp, `| trust:`; used when stamps nest deeper than _STAMP_PASSES.
+_TRUST_COLON = re.compile(r"\|(\s*)trust(\s*):", re.IGNORECASE)
+_STAMP_PASSES = 4
 # A tag opener: `<` followed by a name, `/`, `!` or `?` (so `a < b` and `->` are left alone).
 _TAG_OPEN = re.compile(
     r"<(?=[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]*"  # combining marks
@@ -97,10 +100,14 @@ def neutralise_markup(text: str) -> str:
     """Make stamp lookalikes and tag openers inert while keeping them readable."""
     text = text.translate(_FOLD_LOOKALIKES)
     # Repeat: neutralising an inner lookalike can expose an outer one (`[[a | trust:x] | trust:y]`).
-    while True:
+    # Each pass is linear; nesting deeper than a few passes is an attack (one pass per level made
+    # 20 KB take seconds), so then every remaining `| trust:` loses its colon: no stamp survives.
+    for _ in range(_STAMP_PASSES):
         text, n = _STAMP.subn(r"(\1|\2trust\3=\4)", text)
         if not n:
             break
+    else:
+        text = _TRUST_COLON.sub(r"|\1trust\2=", text)
     return _TAG_OPEN.sub("\u2039", text)  # single left-pointing angle quotation mark
 
 

@@ -16,6 +16,11 @@ else:  # installed as a package
 
 # More bytes than this (after decoding) means more than SKIP_TOKENS tokens, with no counting.
 CERTAIN_SKIP_BYTES = SKIP_TOKENS * MAX_TOKEN_BYTES + 3
+# More bytes than this is over SKIP_TOKENS unless most of it is padding (prose takes about 4
+# bytes a token; this is 8): such a file is not summarised and not counted either, so no file
+# costs more than counting this many bytes. A run of whitespace is the slowest text there is
+# to count (a megabyte of spaces: seconds), and only padding makes a file this big that small.
+PADDED_SKIP_BYTES = SKIP_TOKENS * 8
 
 
 class Summary(NamedTuple):
@@ -55,8 +60,10 @@ def summarise(
     file_tokens: int | None = None
     if encoded <= SKIP_TOKENS:
         skipped = False  # a token is at least one byte
-    elif encoded > CERTAIN_SKIP_BYTES:
-        skipped = True
+    elif encoded > PADDED_SKIP_BYTES:
+        over = "too large to count"
+        block = render_skipped(size, budget, tokenizer.count, over=over)
+        return Summary(block, [], size, True, None, budget)
     elif tokenizer.exact:
         file_tokens = count_up_to(text, SKIP_TOKENS, tokenizer.count)
         skipped = file_tokens > SKIP_TOKENS

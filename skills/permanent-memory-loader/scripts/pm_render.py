@@ -241,9 +241,12 @@ def human_size(size: int) -> str:
     return f"{size / (1024 * 1024):.1f} MB"
 
 
-def render_skipped(size: int, budget: Budget, count: Counter, estimated: bool = False) -> Block:
-    """The block for a file over SKIP_TOKENS: the stamp and one line saying what to do."""
-    over = f"over {SKIP_TOKENS} tokens" + (" (estimated)" if estimated else "")
+def render_skipped(
+    size: int, budget: Budget, count: Counter, estimated: bool = False, over: str = ""
+) -> Block:
+    """The block for a file over SKIP_TOKENS (or over what `over` says): the stamp and one line
+    saying what to do."""
+    over = over or f"over {SKIP_TOKENS} tokens" + (" (estimated)" if estimated else "")
     candidates = (
         f"permanent_memory.md not loaded: {human_size(size)}, {over}. "
         "Archive old epics: permanent_memory.py archive",

