@@ -36,6 +36,32 @@ class MemoryIOError(Exception):
     """A lock or a write failed; str() is the one-line message for the user."""
 
 
+def stdout_refusal(exc: "BaseException | None" = None) -> "str | None":
+    """The one-line error when stdout refuses a command's results: it is closed (`>&-`), or exc
+    is its encoding failing on them (a cp1252 pipe, PYTHONIOENCODING=ascii, the C locale with
+    UTF-8 mode off). None when stdout is fine and exc (if any) is something else. Both skills'
+    command boundaries use it to tell that from a bug."""
+    import sys
+
+    stream = sys.stdout
+    if stream is None or getattr(stream, "closed", False):
+        return "cannot print the results: stdout is closed"
+    if isinstance(exc, UnicodeEncodeError):
+        import codecs
+
+        encoding = getattr(stream, "encoding", None) or "unknown"
+        try:
+            utf8 = codecs.lookup(encoding).name == "utf-8"
+        except LookupError:
+            utf8 = False
+        if not utf8:
+            return (
+                f"cannot print the results: stdout's encoding ({encoding}) cannot show them;"
+                " set PYTHONIOENCODING=utf-8"
+            )
+    return None
+
+
 class OutsideProject(OSError):
     """A path the repository controls leads, through a link, outside the project root.
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
+    import memory_io
     from pm_hot import read_memory_file
     from pm_load import Summary, summarise
     from pm_parse import parse_iso_datetime
@@ -21,6 +22,7 @@ if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
     from pm_report import Context, explain_text, inspect_text, summary_json
     from pm_tokens import Tokenizer
 else:  # installed as a package
+    from . import memory_io
     from .pm_hot import read_memory_file
     from .pm_load import Summary, summarise
     from .pm_parse import parse_iso_datetime
@@ -289,6 +291,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args_list or (args_list[0] not in COMMANDS and args_list[0] not in ("-h", "--help")):
         args_list.insert(0, "load")
     args = build_parser().parse_args(args_list)
+    refused = memory_io.stdout_refusal()
+    if refused is not None:
+        _error(refused)
+        return 1
     try:
         if args.command == "inspect":
             return cmd_inspect(args)
@@ -296,8 +302,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_doctor(args)
         return cmd_load(args)
     except LoadError as exc:
-        sys.stderr.write(f"error: {exc}\n")
+        _error(str(exc))
         return 1
+    except (UnicodeEncodeError, ValueError) as exc:  # closed while running, or cannot encode
+        refused = memory_io.stdout_refusal(exc)
+        if refused is None:
+            raise
+        _error(refused)
+        return 1
+
+
+def _error(message: str) -> None:
+    try:
+        sys.stderr.write(f"error: {message}\n")
+    except (AttributeError, OSError, ValueError):  # stderr closed too: the exit code says it
+        pass
 
 
 if __name__ == "__main__":

@@ -54,7 +54,8 @@ def hook() -> int:
     """Claude Code SessionStart / UserPromptSubmit hook: the block or nothing; exit 0."""
     try:
         output = hook_output()
-    except Exception as exc:  # the hook boundary: a failure must never block the user's prompt
+    except BaseException as exc:  # the hook boundary: nothing may block the user's prompt (a
+        # tokenizer's panic is a BaseException, not an Exception)
         note(f"internal error, nothing emitted: {type(exc).__name__}: {exc}")
         return 0
     if output:

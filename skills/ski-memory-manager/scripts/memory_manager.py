@@ -19,12 +19,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
+    import memory_io
     import mm_commands
     import mm_frontmatter
     import mm_snapshot
     import mm_store
 else:  # installed as a package
-    from . import mm_commands, mm_frontmatter, mm_snapshot, mm_store
+    from . import memory_io, mm_commands, mm_frontmatter, mm_snapshot, mm_store
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -146,6 +147,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "list": mm_commands.list_snapshots,
         "doctor": _doctor,
     }[args.command]
+    refused = memory_io.stdout_refusal()
+    if refused is not None:
+        mm_commands.say(f"error: {refused}")
+        return 1
     try:
         return run(args)
     except (
@@ -155,6 +160,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         mm_frontmatter.YamlMissing,
     ) as exc:
         mm_commands.say(str(exc))
+        return 1
+    except (UnicodeEncodeError, ValueError) as exc:  # closed while running, or cannot encode
+        refused = memory_io.stdout_refusal(exc)
+        if refused is None:
+            raise
+        mm_commands.say(f"error: {refused}")
         return 1
 
 

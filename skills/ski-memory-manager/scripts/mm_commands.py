@@ -44,7 +44,13 @@ class MemoryDirRefused(CommandError):
 def say(line: str, stream: Any = None) -> None:
     """One diagnostic line on stderr, made safe to show to a model (stderr reaches it too):
     no control characters, no markup, no secret echoed back from a rejected value."""
-    print(" ".join(memory_text.clean(line).split("\n")), file=stream or sys.stderr)
+    stream = stream or sys.stderr
+    if stream is None:  # stderr closed: print(file=None) would write to stdout instead
+        return
+    try:
+        print(" ".join(memory_text.clean(line).split("\n")), file=stream)
+    except (OSError, ValueError):  # a diagnostic must never become the failure
+        pass
 
 
 def dump_json(value: object) -> str:
@@ -386,12 +392,16 @@ def hook() -> int:
             say("note: hook input is not JSON; using the environment and working directory")
             payload = {}
         block = hook_output(payload, os.environ, datetime.now(timezone.utc))
-    except Exception as exc:  # the hook boundary: never break the session
+    except BaseException as exc:  # the hook boundary: never break the session, whatever it is
         say(f"ski-memory-manager hook: {type(exc).__name__}: {exc}")
         return 0
-    try:
-        sys.stdout.write(block)
-        sys.stdout.flush()
-    except OSError:
-        pass
+    if block:
+        try:
+            # Claude Code reads UTF-8 whatever the locale says: write bytes, in one go.
+            stream = sys.stdout
+            stream.flush()
+            stream.buffer.write(block.encode("utf-8", "replace"))
+            stream.buffer.flush()
+        except (OSError, ValueError, AttributeError):  # closed, or no byte stream under it
+            pass
     return 0
