@@ -1333,7 +1333,9 @@ def test_pre_commit_hook_entry_runs(tmp_path: Path) -> None:
     ]
     assert [r.returncode for r in results] == [0, 1]
     assert results[0].stdout.endswith("2 epics, 143 tokens (max 8000): 0 errors, 0 warnings\n")
-    assert f"{bad}:23: error: duplicate epic ID OK-1 (first at line 3)\n" in results[1].stdout
+    assert (
+        f"{bad}:23: error: duplicate epic ID OK-1 (first at line 3); keep one" in results[1].stdout
+    )
 
 
 # the command line and the docs
@@ -1357,9 +1359,8 @@ def test_help(run: Any, command: str, expected: list[str]) -> None:
 
 def test_the_loader_help_lists_the_writing_commands(run: Any) -> None:
     result = run(["--help"])
-    assert "commands: load (default), hook, inspect, doctor, add, archive, check." in " ".join(
-        result.out.split()
-    )
+    commands = "load (default), hook, inspect, doctor, add, archive, check, merge, git-setup."
+    assert f"commands: {commands}" in " ".join(result.out.split())
 
 
 def test_runs_from_a_copied_skill_folder_in_another_directory(tmp_path: Path) -> None:

@@ -45,6 +45,9 @@ def test_seed_example_records() -> None:
         subsection_lines=(5, 9),
         completed_line=3,
         unknown_subsections=(),
+        heading_lines=(5, 9),
+        completed_lines=(3,),
+        marker_lines=(),
     )
     assert (second.epic_id, second.intent, second.start_line, second.end_line) == (
         "FEAT-008",

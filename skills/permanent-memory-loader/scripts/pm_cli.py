@@ -37,7 +37,8 @@ MIN_HARD_CAP = 40
 # main(argv) receives the whole argument list, the command name first.
 WRITE_MODULE = "permanent_memory_write"
 WRITE_COMMANDS = ("add", "archive", "check")
-COMMANDS = ("load", "hook", "inspect", "doctor", *WRITE_COMMANDS)
+GIT_COMMANDS = ("merge", "git-setup")  # pm_git
+COMMANDS = ("load", "hook", "inspect", "doctor", *WRITE_COMMANDS, *GIT_COMMANDS)
 _HERE = Path(__file__).resolve().parent
 
 
@@ -72,7 +73,7 @@ def _write_available() -> bool:
 def build_parser() -> argparse.ArgumentParser:
     commands = "load (default), hook, inspect, doctor"
     if _write_available():
-        commands += ", " + ", ".join(WRITE_COMMANDS)
+        commands += ", " + ", ".join((*WRITE_COMMANDS, *GIT_COMMANDS))
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Print the budgeted permanent-memory block of a project: one line per "
@@ -282,6 +283,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     if args_list and args_list[0] in WRITE_COMMANDS:
         return run_write_command(args_list)
+    if args_list and args_list[0] in GIT_COMMANDS:
+        if not _write_available():  # merge writes a file: part of the writing commands
+            return run_write_command(args_list)
+        if TYPE_CHECKING or not __package__:
+            import pm_git
+        else:
+            from . import pm_git
+        return pm_git.main(args_list)
     if args_list[:1] == ["hook"]:
         if TYPE_CHECKING or not __package__:
             import pm_hot

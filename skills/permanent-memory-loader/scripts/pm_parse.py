@@ -164,6 +164,12 @@ class Epic(NamedTuple):
     completed_line: int | None = None  # the line `completed` was read from
     # (line index, heading as written) of each `###` heading whose label is unknown.
     unknown_subsections: tuple[tuple[int, str], ...] = ()
+    # Every `###` heading line, known or not, repeated ones included; every line read as a
+    # Completed line (the first one is `completed_line`); every v2 marker line. A merge that
+    # interleaves two versions of an epic shows in these.
+    heading_lines: tuple[int, ...] = ()
+    completed_lines: tuple[int, ...] = ()
+    marker_lines: tuple[int, ...] = ()
 
     def first_entry(self, label: str) -> str | None:
         """The first content line of the first subsection with this label that has one."""
@@ -274,6 +280,9 @@ def _parse_epic(heading_rest: str, lines: list[str], start: int, end: int) -> Ep
     section_lines: dict[tuple[str, str], int] = {}  # (label, heading) -> its first `###` line
     unknown: list[tuple[int, str]] = []
     completed_line: int | None = None
+    heading_lines: list[int] = []
+    completed_lines: list[int] = []
+    marker_lines: list[int] = []
     current: tuple[str, str] | None = None
     in_subsection = False
     want_summary = False
@@ -288,6 +297,7 @@ def _parse_epic(heading_rest: str, lines: list[str], start: int, end: int) -> Ep
             continue
         title = subsection_heading(line)
         if title is not None:
+            heading_lines.append(index)
             want_summary = False
             in_subsection = True
             label = subsection_label(title)
@@ -300,6 +310,7 @@ def _parse_epic(heading_rest: str, lines: list[str], start: int, end: int) -> Ep
             continue
         marker = v2_marker(line)
         if marker is not None:
+            marker_lines.append(index)
             schema = 2
             want_summary = not in_subsection
             found = _V2_COMPLETED.search(marker)
@@ -310,13 +321,15 @@ def _parse_epic(heading_rest: str, lines: list[str], start: int, end: int) -> Ep
         if not line.strip() or _is_comment(line):
             continue
         done = completed_value(line)
-        if done is not None and completed is None:
+        if done is not None:
             value = done.strip("*").strip()
             # Inside a subsection only a real date makes it the completion line.
             if not in_subsection or parse_iso_datetime(value) is not None:
-                completed = value
-                completed_line = index
-                continue
+                completed_lines.append(index)
+                if completed is None:
+                    completed = value
+                    completed_line = index
+                    continue
         if _META_LINE.match(line):
             continue
         text = entry_text(line)
@@ -347,6 +360,9 @@ def _parse_epic(heading_rest: str, lines: list[str], start: int, end: int) -> Ep
         subsection_lines=tuple(section_lines.get(key, -1) for key in sections),
         completed_line=completed_line,
         unknown_subsections=tuple(unknown),
+        heading_lines=tuple(heading_lines),
+        completed_lines=tuple(completed_lines),
+        marker_lines=tuple(marker_lines),
     )
 
 

@@ -16,6 +16,7 @@ if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
         Epic,
         entry_text,
         parse_permanent,
+        subsection_label,
     )
     from pm_render import MAX_LINE_CHARS, SKIP_TOKENS, Budget, cut_line, epic_line, safe_text
     from pm_write_epic import HEADINGS, MAX_EPIC_TOKENS
@@ -26,6 +27,7 @@ else:  # installed as a package
         Epic,
         entry_text,
         parse_permanent,
+        subsection_label,
     )
     from .pm_render import MAX_LINE_CHARS, SKIP_TOKENS, Budget, cut_line, epic_line, safe_text
     from .pm_write_epic import HEADINGS, MAX_EPIC_TOKENS
@@ -156,7 +158,8 @@ def check_text(
                     heading,
                     ERROR,
                     f"duplicate epic ID {safe_text(epic.epic_id)} "
-                    f"(first at line {first_seen[epic.epic_id]})",
+                    f"(first at line {first_seen[epic.epic_id]}); keep one of the two "
+                    f"sections{MERGE_FIX}",
                 )
             )
         elif epic.epic_id:
@@ -185,5 +188,97 @@ def check_text(
         )
     if not epics:
         findings.append(Finding(1, WARNING, "no '## Epic:' section; the loader shows nothing"))
+    findings.extend(conflict_findings(lines, epics))
+    findings.extend(torn_findings(lines, epics))
     findings.sort(key=lambda finding: finding.line)
     return Report(findings, sizes, total)
+
+
+# What a merge that ran without the epic-aware driver leaves behind (a hosted merge button, a
+# clone without `git-setup`, `merge=union`): conflict markers, and epics torn apart or
+# interleaved with another version of themselves.
+
+MERGE_FIX = (
+    " (a line-based merge can do this; `permanent_memory.py git-setup` makes git merge this "
+    "file epic by epic)"
+)
+_MARKERS = ("<<<<<<<", ">>>>>>>", "|||||||")  # git writes them at the start of a line
+
+
+def _is_marker(line: str, mark: str) -> bool:
+    return line.startswith(mark) and (len(line) == len(mark) or line[len(mark)] in " \t")
+
+
+def conflict_findings(lines: Sequence[str], epics: Sequence[Epic]) -> list[Finding]:
+    """Every git conflict marker line. A bare ======= counts inside an open conflict or inside
+    an epic (before the first epic it can be a Markdown heading underline)."""
+    first_epic = epics[0].start_line if epics else len(lines)
+    findings = []
+    open_at: int | None = None
+    for index, line in enumerate(lines):
+        mark = next((m for m in _MARKERS if _is_marker(line, m)), None)
+        if (
+            mark is None
+            and line.rstrip() == "======="
+            and (open_at is not None or index >= first_epic)
+        ):
+            mark = "======="
+        if mark is None:
+            continue
+        if mark == "<<<<<<<":
+            open_at = index
+        elif mark == ">>>>>>>":
+            open_at = None
+        findings.append(
+            Finding(
+                index + 1,
+                ERROR,
+                f"unresolved merge conflict: a '{mark}' line; keep the lines that are right, "
+                f"delete the <<<<<<< ======= >>>>>>> lines, then check again{MERGE_FIX}",
+            )
+        )
+    return findings
+
+
+def torn_findings(lines: Sequence[str], epics: Sequence[Epic]) -> list[Finding]:
+    """Epics a line-based merge tore: a subsection heading, Completed line or v2 marker that
+    appears twice in one epic (two versions interleaved), or a subsection before any epic (its
+    heading went missing)."""
+    findings = []
+    first_epic = epics[0].start_line if epics else len(lines)
+    for index in range(first_epic):
+        line = lines[index]
+        if line.startswith("### ") and subsection_label(line[4:].strip().rstrip("#")):
+            findings.append(
+                Finding(
+                    index + 1,
+                    ERROR,
+                    f"subsection '{safe_text(line.strip())}' outside any epic: the '## Epic:' "
+                    f"heading above it is missing; restore it or remove the part{MERGE_FIX}",
+                )
+            )
+    for epic in epics:
+        name = safe_text(epic.epic_id) or "?"
+        seen: dict[str, int] = {}
+        for index in epic.heading_lines:
+            title = lines[index].strip()
+            if title in seen:
+                findings.append(_torn(index, name, f"'{safe_text(title)}' again", seen[title]))
+            else:
+                seen[title] = index
+        for what, found in (
+            ("a second Completed line", epic.completed_lines),
+            ("a second af-memory:v2 marker", epic.marker_lines),
+        ):
+            for index in found[1:]:
+                findings.append(_torn(index, name, what, found[0]))
+    return findings
+
+
+def _torn(index: int, name: str, what: str, first: int) -> Finding:
+    return Finding(
+        index + 1,
+        ERROR,
+        f"{name}: {what} (first at line {first + 1}): two versions of this epic are "
+        f"interleaved; keep one version of each part{MERGE_FIX}",
+    )

@@ -249,3 +249,89 @@ def fsync_dir(directory: "PathArg") -> None:
         pass
     finally:
         os.close(fd)
+
+
+# --- git set-up (both skills' `git-setup`) -----------------------------------------------------
+
+GIT_TIMEOUT = 30
+ATTRIBUTES = ".gitattributes"
+MAX_ATTRIBUTES_BYTES = 1024 * 1024
+
+
+def _git(root: "PathArg", *args: str) -> "tuple[int, str]":
+    import shutil
+    import subprocess
+
+    git = shutil.which("git")
+    if git is None:
+        raise MemoryIOError("git not found on PATH")
+    try:
+        done = subprocess.run(
+            [git, "-C", os.fspath(root), *args],
+            capture_output=True,
+            text=True,
+            timeout=GIT_TIMEOUT,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise MemoryIOError(f"cannot run git {args[0]}: {exc}") from None
+    return done.returncode, done.stdout.rstrip("\n")
+
+
+def git_root(directory: "PathArg") -> "Path":
+    """The top of the git work tree `directory` is in."""
+    from pathlib import Path
+
+    code, out = _git(directory, "rev-parse", "--show-toplevel")
+    if code != 0 or not out:
+        raise MemoryIOError(
+            f"{os.fspath(directory)} is not inside a git work tree (git init first)"
+        )
+    return Path(out)
+
+
+def add_attributes(root: "Path", comment: str, lines: "list[str]") -> "list[str]":
+    """Append to ROOT/.gitattributes those of `lines` it does not have yet (after the comment
+    line); return the lines added. A .gitattributes that is a link is refused, not followed:
+    the repository controls it, and a link could lead anywhere."""
+    path = root / ATTRIBUTES
+    if os.path.islink(path):
+        raise MemoryIOError(f"{path} is a symbolic link; git-setup does not write through it")
+    mode: int | None = None
+    data: bytes | None
+    try:
+        data, _ = read_regular(path, MAX_ATTRIBUTES_BYTES, follow=False)
+        mode = stat.S_IMODE(os.stat(path, follow_symlinks=False).st_mode)
+    except FileNotFoundError:
+        data = b""
+    except OSError as exc:
+        raise MemoryIOError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if data is None:
+        raise MemoryIOError(f"{path} is over {MAX_ATTRIBUTES_BYTES // 1024} KiB")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise MemoryIOError(f"{path} is not UTF-8 text") from None
+    present = {line.strip() for line in text.splitlines()}
+    missing = [line for line in lines if line not in present]
+    if missing:
+        if text and not text.endswith("\n"):
+            text += "\n"
+        if comment not in present:
+            text += ("\n" if text.strip() else "") + comment + "\n"
+        text += "".join(line + "\n" for line in missing)
+        atomic_write(path, text.encode("utf-8"), mode)
+    return missing
+
+
+def set_git_config(root: "PathArg", key: str, value: str) -> "str | None":
+    """Set `key` in the repository's own config (never the user's); return its previous value,
+    None when it was not set. Setting the value it already has writes nothing."""
+    code, old = _git(root, "config", "--local", "--get", key)
+    previous = old if code == 0 else None
+    if previous != value:
+        code, _ = _git(root, "config", "--local", key, value)
+        if code != 0:
+            raise MemoryIOError(f"git config --local {key} failed in {os.fspath(root)}")
+    return previous

@@ -1,0 +1,312 @@
+"""pm_merge: the three-way, epic-by-epic merge of permanent_memory.md (pure)."""
+
+from __future__ import annotations
+
+import math
+
+import pm_merge
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pm_merge import merge_items, merge_permanent
+from pm_parse import parse_permanent
+from pm_render import Budget
+from pm_write_check import ERROR, check_text
+
+HEAD = "# Permanent memory\n\nNotes for the team.\n"
+
+
+def epic(epic_id: str, day: int, gotchas: tuple[str, ...] = ("g",), decisions: str = "d") -> str:
+    lines = [
+        f"## Epic: {epic_id} \u2014 intent of {epic_id}",
+        f"**Completed:** 2026-01-{day:02d}T00:00:00Z",
+        "",
+        "### Architectural decisions",
+        f"- {decisions}",
+        "",
+        "### Gotchas discovered",
+        *(f"- {text}" for text in gotchas),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def join(*parts: str) -> str:
+    return "\n\n".join(part.rstrip("\n") for part in parts if part.strip()) + "\n"
+
+
+def ids(text: str) -> list[str]:
+    return [e.epic_id for e in parse_permanent(text)]
+
+
+def estimate(text: str) -> int:
+    return math.ceil(len(text.encode("utf-8")) / 4)
+
+
+def errors(text: str) -> list[str]:
+    report = check_text(text, estimate, estimate, Budget())
+    return [f"{f.line}: {f.message}" for f in report.findings if f.level == ERROR]
+
+
+BASE = join(HEAD, epic("FEAT-1", 1), epic("FEAT-2", 5))
+
+
+def test_both_sides_add_epics_ordered_by_completion() -> None:
+    ours = join(BASE, epic("FEAT-4", 20))
+    theirs = join(BASE, epic("FEAT-3", 10), epic("FEAT-5", 30))
+    merged = merge_permanent(BASE, ours, theirs)
+    assert merged == pm_merge.Merged(
+        join(BASE, epic("FEAT-3", 10), epic("FEAT-4", 20), epic("FEAT-5", 30)), 0, ()
+    )
+    assert errors(merged.text) == []
+
+
+def test_one_side_only_takes_that_change_exactly() -> None:
+    ours = BASE.replace("- d\n", "- d, revised\n", 1)
+    assert merge_permanent(BASE, ours, BASE).text == ours
+    assert merge_permanent(BASE, BASE, ours).text == ours
+    assert merge_permanent(BASE, ours, ours).text == ours
+
+
+def test_ours_is_kept_byte_for_byte_when_theirs_brings_nothing() -> None:
+    ours = BASE.replace("\n## Epic: FEAT-2", "\n\n\n## Epic: FEAT-2")  # odd spacing stays
+    assert merge_permanent(BASE, ours, BASE).text == ours
+
+
+def test_same_epic_changed_in_different_subsections_merges_cleanly() -> None:
+    ours = BASE.replace("- d\n", "- d from ours\n", 1)
+    theirs = join(HEAD, epic("FEAT-1", 1, gotchas=("g", "g2 from theirs")), epic("FEAT-2", 5))
+    merged = merge_permanent(BASE, ours, theirs)
+    expected = join(
+        HEAD,
+        epic("FEAT-1", 1, gotchas=("g", "g2 from theirs"), decisions="d from ours"),
+        epic("FEAT-2", 5),
+    )
+    assert merged == pm_merge.Merged(expected, 0, ())
+
+
+def test_both_append_to_the_same_subsection_keeps_both_ours_first() -> None:
+    ours = join(HEAD, epic("FEAT-1", 1, gotchas=("g", "mine")), epic("FEAT-2", 5))
+    theirs = join(HEAD, epic("FEAT-1", 1, gotchas=("g", "yours")), epic("FEAT-2", 5))
+    merged = merge_permanent(BASE, ours, theirs)
+    assert merged.clashes == 0
+    assert merged.text == join(
+        HEAD, epic("FEAT-1", 1, gotchas=("g", "mine", "yours")), epic("FEAT-2", 5)
+    )
+
+
+def test_a_true_clash_keeps_markers_inside_that_epic_only() -> None:
+    ours = BASE.replace("- d\n", "- d by ours\n", 1)
+    theirs = BASE.replace("- d\n", "- d by theirs\n", 1)
+    merged = merge_permanent(BASE, ours, theirs)
+    assert merged.clashes == 1
+    assert merged.notes == ("FEAT-1: changed on both sides; 1 conflict(s) left",)
+    lines = merged.text.split("\n")
+    start = lines.index("<<<<<<< ours")
+    assert lines[start - 1 : start + 6] == [
+        "### Architectural decisions",
+        "<<<<<<< ours",
+        "- d by ours",
+        "=======",
+        "- d by theirs",
+        ">>>>>>> theirs",
+        "",
+    ]
+    [first, _] = parse_permanent(merged.text)
+    assert first.start_line < start < first.end_line  # inside FEAT-1
+    assert merged.text.endswith(epic("FEAT-2", 5))  # the other epic untouched
+    found = errors(merged.text)
+    assert [line.split(":")[0] for line in found] == [str(start + 1 + i) for i in (0, 2, 4)]
+    assert all("unresolved merge conflict" in line for line in found)
+
+
+def test_heading_clash_does_not_start_a_new_section() -> None:
+    ours = BASE.replace("intent of FEAT-1", "ours intent", 1)
+    theirs = BASE.replace("intent of FEAT-1", "theirs intent", 1)
+    merged = merge_permanent(BASE, ours, theirs)
+    assert merged.clashes == 1
+    assert ids(merged.text) == ["FEAT-1", "FEAT-2"]
+    assert "<<<<<<< ours\nEpic: FEAT-1 \u2014 ours intent\n=======\nEpic: FEAT-1 \u2014 theirs" in (
+        merged.text
+    )
+
+
+def test_removed_on_one_side_changed_on_the_other_is_kept_and_reported() -> None:
+    archived = join(HEAD, epic("FEAT-2", 5))
+    changed = BASE.replace("- d\n", "- d, revised\n", 1)
+    for ours, theirs, gone, kept in (
+        (archived, changed, "ours", "theirs"),
+        (changed, archived, "theirs", "ours"),
+    ):
+        merged = merge_permanent(BASE, ours, theirs)
+        assert merged.clashes == 0
+        assert ids(merged.text) == ["FEAT-1", "FEAT-2"]
+        assert "- d, revised" in merged.text
+        assert merged.notes == (
+            f"FEAT-1: removed on {gone} (archived or deleted) but changed on {kept}; "
+            "kept the changed epic",
+        )
+
+
+def test_removed_on_one_side_unchanged_on_the_other_is_removed() -> None:
+    archived = join(HEAD, epic("FEAT-2", 5))
+    theirs = join(BASE, epic("FEAT-3", 9))
+    merged = merge_permanent(BASE, archived, theirs)
+    assert merged == pm_merge.Merged(join(HEAD, epic("FEAT-2", 5), epic("FEAT-3", 9)), 0, ())
+
+
+def test_preamble_edits_merge_and_are_never_lost() -> None:
+    ours = BASE.replace("Notes for the team.", "Notes for the team.\nOurs too.")
+    theirs = BASE.replace("# Permanent memory", "# Permanent memory (billing)")
+    merged = merge_permanent(BASE, ours, theirs)
+    assert merged.clashes == 0
+    assert merged.text.startswith("# Permanent memory (billing)\n\nNotes for the team.\nOurs too.")
+    # Text both sides inserted is kept, ours first; there is nothing it replaced to clash over.
+    assert merge_permanent("", "just notes\n", "other notes\n") == pm_merge.Merged(
+        "just notes\nother notes\n", 0, ()
+    )
+
+
+def test_no_common_ancestor_both_added_the_file() -> None:
+    ours = join(HEAD, epic("FEAT-1", 1))
+    theirs = join(HEAD, epic("FEAT-9", 2))
+    merged = merge_permanent("", ours, theirs)
+    assert (merged.clashes, ids(merged.text)) == (0, ["FEAT-1", "FEAT-9"])
+
+
+def test_duplicate_ids_on_a_side_are_both_kept() -> None:
+    ours = join(BASE, epic("FEAT-1", 7, decisions="second copy"))
+    merged = merge_permanent(BASE, ours, join(BASE, epic("FEAT-3", 9)))
+    assert ids(merged.text) == ["FEAT-1", "FEAT-2", "FEAT-1", "FEAT-3"]
+
+
+V2_BASE = join(
+    HEAD,
+    "## Epic: FEAT-7 \u2014 pagination\n"
+    "<!-- af-memory:v2 epic=FEAT-7 confidence=0.80 items=2 -->\n"
+    "Keyset pagination.\n\n"
+    "### Architectural decisions\n"
+    "- [decision] keyset over OFFSET (confidence: 0.90)\n\n"
+    "### Gotchas discovered\n"
+    "- [gotcha] cursor must be URL-safe (confidence: 0.70)\n",
+)
+
+
+def test_v2_both_sides_add_entries_items_recounted_lower_confidence() -> None:
+    ours = V2_BASE.replace("items=2", "items=3").replace(
+        "(confidence: 0.90)\n", "(confidence: 0.90)\n- [decision] opaque cursor (confidence: 0.8)\n"
+    )
+    theirs = (
+        V2_BASE.replace("items=2", "items=3")
+        .replace("confidence=0.80", "confidence=0.75")
+        .replace(
+            "(confidence: 0.70)\n", "(confidence: 0.70)\n- [gotcha] no totals (confidence: 0.6)\n"
+        )
+    )
+    merged = merge_permanent(V2_BASE, ours, theirs)
+    assert merged.clashes == 0
+    assert "<!-- af-memory:v2 epic=FEAT-7 confidence=0.75 items=4 -->\nKeyset pagination.\n" in (
+        merged.text
+    )
+    assert "opaque cursor" in merged.text and "no totals" in merged.text
+    [parsed] = parse_permanent(merged.text)
+    assert (parsed.schema, parsed.summary) == (2, "Keyset pagination.")
+
+
+def test_completed_changed_differently_clashes_inside_the_epic() -> None:
+    ours = BASE.replace("2026-01-01T00", "2026-01-02T00")
+    theirs = BASE.replace("2026-01-01T00", "2026-01-03T00")
+    merged = merge_permanent(BASE, ours, theirs)
+    assert merged.clashes == 1
+    assert "<<<<<<< ours\n**Completed:** 2026-01-02T00:00:00Z\n=======\n" in merged.text
+
+
+@pytest.mark.parametrize(
+    ("base", "ours", "theirs", "expected", "clashes"),
+    [
+        ("abc", "abc", "abc", "abc", 0),
+        ("abc", "aXc", "abc", "aXc", 0),
+        ("abc", "abc", "abYc", "abYc", 0),
+        ("abc", "Xabc", "abcY", "XabcY", 0),
+        ("abc", "abcX", "abcY", "abcXY", 0),  # both appended: both kept
+        ("abc", "abcX", "abcX", "abcX", 0),
+        ("abc", "aXc", "aYc", "a<X=Y>c", 1),
+        ("abc", "ac", "aYc", "a<=Y>c", 1),  # removed against changed
+        ("abc", "ac", "ac", "ac", 0),
+    ],
+)
+def test_merge_items(base: str, ours: str, theirs: str, expected: str, clashes: int) -> None:
+    items, found = merge_items(list(base), list(ours), list(theirs))
+    shown = "".join(items).replace(pm_merge.OURS_MARK, "<")
+    shown = shown.replace(pm_merge.SPLIT_MARK, "=").replace(pm_merge.THEIRS_MARK, ">")
+    assert (shown, found) == (expected, clashes)
+
+
+# --- property: no epic ID is ever lost ----------------------------------------------------------
+
+IDS = [f"E-{n}" for n in range(8)]
+ENTRY = st.sampled_from(["alpha", "beta", "gamma", "delta", "x " * 3, "[gotcha] typed"])
+
+
+@st.composite
+def epic_texts(draw: st.DrawFn, epic_id: str) -> str:
+    gotchas = tuple(draw(st.lists(ENTRY, max_size=3)))
+    return epic(epic_id, draw(st.integers(1, 28)), gotchas, draw(ENTRY))
+
+
+@st.composite
+def files(draw: st.DrawFn) -> dict[str, str]:
+    chosen = draw(st.lists(st.sampled_from(IDS), unique=True, max_size=5))
+    return {epic_id: draw(epic_texts(epic_id)) for epic_id in chosen}
+
+
+@st.composite
+def edited(draw: st.DrawFn, base: dict[str, str]) -> dict[str, str]:
+    side = dict(base)
+    for epic_id in list(side):
+        action = draw(st.sampled_from(["keep", "keep", "drop", "change", "entry"]))
+        if action == "drop":
+            del side[epic_id]
+        elif action == "change":
+            side[epic_id] = draw(epic_texts(epic_id))
+        elif action == "entry":
+            side[epic_id] = side[epic_id] + f"- {draw(ENTRY)}\n"
+    for epic_id in draw(st.lists(st.sampled_from(IDS), unique=True, max_size=3)):
+        if epic_id not in side:
+            side[epic_id] = draw(epic_texts(epic_id))
+    return side
+
+
+def render(epics: dict[str, str], preamble: str) -> str:
+    return join(preamble, *epics.values()) if epics else preamble
+
+
+@st.composite
+def merges(draw: st.DrawFn) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
+    base = draw(files())
+    return base, draw(edited(base)), draw(edited(base))
+
+
+@settings(max_examples=300)
+@given(merges(), st.sampled_from([HEAD, "", "# Memory\n"]))
+def test_no_epic_id_is_ever_lost(
+    case: tuple[dict[str, str], dict[str, str], dict[str, str]], preamble: str
+) -> None:
+    base, ours, theirs = case
+    merged = merge_permanent(render(base, HEAD), render(ours, preamble), render(theirs, HEAD))
+    found = ids(merged.text)
+    for epic_id in set(ours) | set(theirs):
+        removed = epic_id in base and (
+            (epic_id not in ours and theirs.get(epic_id) == base[epic_id])
+            or (epic_id not in theirs and ours.get(epic_id) == base[epic_id])
+            or (epic_id not in ours and epic_id not in theirs)
+        )
+        assert (epic_id in found) is not removed, (epic_id, merged.text)
+    assert len(found) == len(set(found))  # every epic once
+    assert set(found) <= set(ours) | set(theirs)
+    problems = errors(merged.text)
+    if merged.clashes:
+        # Markers, and where a clash holds both Completed lines, a second Completed line.
+        assert any("merge conflict" in p for p in problems), problems
+        assert all("merge conflict" in p or "second Completed" in p for p in problems), problems
+    else:
+        assert problems == [], (problems, merged.text)
