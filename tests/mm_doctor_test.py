@@ -144,3 +144,26 @@ def test_doctor_fails_without_pyyaml(tmp_path: Path) -> None:
     assert lines[1] == "FAIL  pyyaml    PyYAML is not installed -> pip install pyyaml"
     assert lines[3] == f"ok    memory-dir {project / 'memory'}"
     assert lines[4] == "warn  snapshots not checked (needs PyYAML) -> pip install pyyaml"
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("---\na: 1\n---\n", None),
+        ("x\n<<<<<<< HEAD\ny\n=======\nz\n>>>>>>> topic\n", 2),
+        ("x\n>>>>>>>\n", 2),
+        ("x\n<<<<<<<< eight\n=======\n", None),  # not git's seven, and ======= alone is text
+        ("x\r\n<<<<<<<\r\n", 2),
+    ],
+)
+def test_conflict_line(text: str, line: int | None) -> None:
+    assert mm_doctor.conflict_line(text) == line
+
+
+def test_conflicts_check_names_files_and_fails() -> None:
+    check = mm_doctor.conflicts_check([f"2026-01-0{n}-10-00-p.md:{n}" for n in range(1, 6)])
+    assert check.status == "FAIL"
+    assert check.detail == (
+        "5 snapshot(s) hold an unresolved merge conflict: 2026-01-01-10-00-p.md:1, "
+        "2026-01-02-10-00-p.md:2, 2026-01-03-10-00-p.md:3, ..."
+    )

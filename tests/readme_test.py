@@ -128,6 +128,19 @@ def _env(home: Path) -> dict[str, str]:
     env["PYTHONUNBUFFERED"] = "1"
     # Hooks and doctor use the cache dir; keep it out of the real one.
     env["XDG_CACHE_HOME"] = str(home / "cache")
+    # The git section runs real git: none of the user's or the system's config, a fixed author.
+    git_config = home / "gitconfig"
+    git_config.touch()
+    env = {k: v for k, v in env.items() if not k.startswith("GIT_")}
+    env.update(
+        HOME=str(home),
+        GIT_CONFIG_GLOBAL=str(git_config),
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_AUTHOR_NAME="README",
+        GIT_AUTHOR_EMAIL="readme@example.invalid",
+        GIT_COMMITTER_NAME="README",
+        GIT_COMMITTER_EMAIL="readme@example.invalid",
+    )
     return env
 
 

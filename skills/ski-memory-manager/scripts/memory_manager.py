@@ -7,6 +7,8 @@ newest one at the start of a session.
   list       one line per project, or per session of one project
   hook       Claude Code SessionStart hook (hook JSON on stdin; always exits 0)
   doctor     check Python, PyYAML and this project's memory directory
+  merge      git merge driver: one session saved on two branches, merged by key
+  git-setup  make git merge snapshots with this script
 """
 
 # Kept small on purpose: a script run directly is compiled on every start, while its sibling
@@ -101,7 +103,28 @@ def _parser() -> argparse.ArgumentParser:
         parents=[common, where],
         help="check the set-up",
         description="Check Python, PyYAML, file locking and this project's memory directory; "
-        "exit 1 if something required is missing.",
+        "exit 1 if something required is missing or a snapshot holds a merge conflict.",
+    )
+
+    merge = commands.add_parser(
+        "merge",
+        help="git merge driver: one session saved on two branches",
+        description="Merge OURS and THEIRS, two saves of one session (BASE: their common "
+        "ancestor), by save's own rules, and write the result to OURS. Exit 0 when merged; 1 "
+        "when they cannot be (both sides are then left between conflict markers). git-setup "
+        "makes git call this as: merge %%O %%A %%B %%P.",
+    )
+    merge.add_argument("base", metavar="BASE", help="the common ancestor (%%O)")
+    merge.add_argument("ours", metavar="OURS", help="our version; the result is written here")
+    merge.add_argument("theirs", metavar="THEIRS", help="their version (%%B)")
+    merge.add_argument("path", metavar="PATH", nargs="?", help="the file's path (%%P)")
+    commands.add_parser(
+        "git-setup",
+        parents=[where],
+        help="make git merge session snapshots with this script",
+        description="Add a merge=ski-memory line for the memory directory's *.md to the "
+        "repository's .gitattributes and define the driver in its own git config, with "
+        "absolute paths to this interpreter and script. Safe to run again.",
     )
     return parser
 
@@ -141,6 +164,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "hook":
         return mm_commands.hook()
+    if args.command in ("merge", "git-setup"):
+        if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
+            import mm_git
+        else:  # installed as a package
+            from . import mm_git
+        git_commands = {"merge": mm_git.merge, "git-setup": mm_git.git_setup}
+        try:
+            return git_commands[args.command](args)
+        except (mm_commands.CommandError, mm_store.StoreError, memory_io.MemoryIOError) as exc:
+            mm_commands.say(str(exc))
+            return 1
     run = {
         "save": mm_commands.save,
         "load-last": mm_commands.load_last,

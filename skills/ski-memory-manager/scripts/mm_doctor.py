@@ -80,11 +80,20 @@ def check_snapshots(memory_dir: Path, names: list[str]) -> list[Check]:
     else:
         parsed = snapshots[:MAX_PARSED]
         bad = []
+        conflicted = []
         for name in parsed:
             try:
-                mm_snapshot.parse_snapshot(mm_store.read_text(memory_dir / name))
+                text = mm_store.read_text(memory_dir / name)
+                line = conflict_line(text)
+                if line is not None:
+                    conflicted.append(f"{name}:{line}")
+                    bad.append(f"{name}: an unresolved merge conflict at line {line}")
+                    continue
+                mm_snapshot.parse_snapshot(text)
             except (mm_store.StoreError, mm_snapshot.SnapshotError) as exc:
                 bad.append(f"{name}: {exc}")
+        if conflicted:
+            checks.append(conflicts_check(conflicted))
         scope = (
             f"{len(snapshots)}"
             if len(parsed) == len(snapshots)
@@ -126,6 +135,28 @@ def check_outside(memory_dir: Path, real: str) -> Check:
         "hook refuse it, reading and writing nothing there",
         f"replace the link with a directory of this project's own; to use {real} on purpose, "
         f"pass --memory-dir {real}",
+    )
+
+
+def conflict_line(text: str) -> int | None:
+    """The 1-based line of the first git conflict marker (<<<<<<< or >>>>>>> at the start of a
+    line, as git writes them), or None."""
+    for number, line in enumerate(text.split("\n"), 1):
+        for mark in ("<<<<<<<", ">>>>>>>"):
+            if line.startswith(mark) and line[len(mark) : len(mark) + 1] in ("", " ", "\r"):
+                return number
+    return None
+
+
+def conflicts_check(conflicted: list[str]) -> Check:
+    # A FAIL, not a warning: doctor's exit status is what a CI step or pre-commit hook sees.
+    shown = ", ".join(conflicted[:MAX_NAMED]) + (", ..." if len(conflicted) > MAX_NAMED else "")
+    return Check(
+        "FAIL",
+        "conflicts",
+        f"{len(conflicted)} snapshot(s) hold an unresolved merge conflict: {shown}",
+        "keep one side's lines and delete the <<<<<<< ======= >>>>>>> lines; "
+        "memory_manager.py git-setup makes git merge a session by key",
     )
 
 

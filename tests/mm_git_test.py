@@ -1,0 +1,276 @@
+"""mm_merge and mm_git: one session saved on two branches, merged by save's own rules, as git's
+merge driver (real git); git-setup for snapshots; doctor catching a merge without it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import mm_merge
+import pytest
+from git_support import Repo, make_repo
+from mm_snapshot import Decision, Snapshot, SnapshotError, format_snapshot, parse_snapshot
+
+SESSION = "2026-11-29-09-30"
+NAME = f"memory/{SESSION}-billing.md"
+
+
+def snapshot(**fields: object) -> str:
+    values: dict[str, object] = {
+        "project_name": "billing",
+        "session": SESSION,
+        "mode": "architect",
+        "status": "in-progress",
+        "last_session_at": "2026-11-29T09:30:00Z",
+    }
+    values.update(fields)
+    return format_snapshot(Snapshot(**values))  # type: ignore[arg-type]
+
+
+BASE = snapshot(
+    last_checkpoint="CP-S0",
+    checkpoints_approved=("CP-S0",),
+    steps_completed={"S0": "scaffold"},
+    key_decisions=("money as minor units",),
+    session_summary="Metered billing.",
+    updated_at="2026-11-29T10:00:00Z",
+)
+OURS = snapshot(
+    status="paused",
+    last_checkpoint="CP-S2",
+    checkpoints_approved=("CP-S0", "CP-S2"),
+    checkpoint_decisions={"CP-S2": Decision("B", "ours")},
+    steps_completed={"S0": "scaffold", "S2": "main step"},
+    key_decisions=("money as minor units", "from main"),
+    session_summary="Metered billing.",
+    active_state="main state",
+    updated_at="2026-11-29T12:00:00Z",
+)
+THEIRS = snapshot(
+    last_checkpoint="CP-S1",
+    checkpoints_approved=("CP-S0", "CP-S1"),
+    checkpoint_decisions={"CP-S1": Decision("A"), "CP-S2": Decision("C", "theirs")},
+    steps_completed={"S0": "scaffold, revised", "S1": "topic step"},
+    key_decisions=("money as minor units", "from topic"),
+    session_summary="Metered billing, usage CSV.",
+    updated_at="2026-11-29T11:00:00Z",
+)
+# Theirs (11:00) is older than ours (12:00): what ours changed since BASE is applied to theirs
+# as save would apply it. Ours left the summary and step S0 as they were: theirs' changes stand.
+MERGED = snapshot(
+    status="paused",
+    last_checkpoint="CP-S2",
+    checkpoints_approved=("CP-S0", "CP-S1", "CP-S2"),
+    checkpoint_decisions={"CP-S1": Decision("A"), "CP-S2": Decision("B", "ours")},
+    steps_completed={"S0": "scaffold, revised", "S1": "topic step", "S2": "main step"},
+    key_decisions=("money as minor units", "from main", "from topic"),
+    session_summary="Metered billing, usage CSV.",
+    active_state="main state",
+    updated_at="2026-11-29T12:00:00Z",
+)
+
+
+def test_merge_follows_saves_rules() -> None:
+    assert mm_merge.merge_snapshot_texts(BASE, OURS, THEIRS) == mm_merge.MergedSnapshot(MERGED, ())
+
+
+def test_merge_is_the_same_whichever_side_is_ours() -> None:
+    assert mm_merge.merge_snapshot_texts(BASE, THEIRS, OURS).text == MERGED
+
+
+def test_newer_side_wins_scalars_and_map_keys() -> None:
+    newer_theirs = THEIRS.replace("11:00:00Z", "13:00:00Z")
+    merged = parse_snapshot(mm_merge.merge_snapshot_texts(BASE, OURS, newer_theirs).text)
+    assert merged.status == "paused"  # only ours changed it
+    assert merged.last_checkpoint == "CP-S1"  # both changed it: the newer save's
+    assert merged.checkpoints_approved == ("CP-S0", "CP-S2", "CP-S1")  # ours first: older
+    assert merged.steps_completed == {
+        "S0": "scaffold, revised",
+        "S1": "topic step",
+        "S2": "main step",
+    }
+    assert merged.checkpoint_decisions["CP-S2"] == Decision("C", "theirs")
+    assert merged.session_summary == "Metered billing, usage CSV."
+    assert merged.active_state == "main state"  # empty on the newer side: kept
+    assert merged.updated_at == "2026-11-29T13:00:00Z"
+
+
+def test_no_common_ancestor_and_a_removed_key_decision() -> None:
+    merged = parse_snapshot(mm_merge.merge_snapshot_texts("", OURS, THEIRS).text)
+    assert merged.key_decisions == ("money as minor units", "from main", "from topic")
+    # With the ancestor, a decision the newer side dropped but the older side kept stays dropped.
+    dropped = OURS.replace("- money as minor units\n", "")
+    merged = parse_snapshot(mm_merge.merge_snapshot_texts(BASE, dropped, THEIRS).text)
+    assert merged.key_decisions == ("from main", "from topic")
+
+
+def test_different_sessions_or_unreadable_sides_refuse() -> None:
+    other = OURS.replace("project-name: billing", "project-name: shipping")
+    with pytest.raises(SnapshotError, match="different sessions"):
+        mm_merge.merge_snapshot_texts(BASE, other, THEIRS)
+    with pytest.raises(SnapshotError):
+        mm_merge.merge_snapshot_texts(BASE, "no front matter\n", THEIRS)
+
+
+def test_secrets_are_redacted_in_the_merge() -> None:
+    secret = "AKIA" + "ABCDEFGHIJKLMNOP"
+    leaky = THEIRS.replace("Metered billing, usage CSV.", f"key {secret}")
+    merged = mm_merge.merge_snapshot_texts(BASE, leaky.replace("11:00", "13:00"), OURS)
+    assert secret not in merged.text and merged.redacted == ("session_summary",)
+
+
+# --- real git -----------------------------------------------------------------------------------
+
+
+def save(repo: Repo, now: str, *flags: str, **fields: object) -> None:
+    (repo.path / "in.json").write_text(json.dumps(fields))
+    repo.manager(
+        "save",
+        "--memory-dir",
+        "memory",
+        "--project-name",
+        "billing",
+        "--session-timestamp",
+        SESSION,
+        "--input",
+        "in.json",
+        "--now",
+        now,
+        *flags,
+    )
+    (repo.path / "in.json").unlink()
+
+
+def two_saves(repo: Repo, setup: bool = True) -> None:
+    (repo.path / "memory").mkdir()
+    if setup:
+        first = repo.manager("git-setup", "--memory-dir", "memory")
+        assert first.out == (
+            ".gitattributes: added memory/*.md merge=ski-memory\n"
+            "git config --local merge.ski-memory.name: set\n"
+            "git config --local merge.ski-memory.driver: set\n"
+        )
+        again = repo.manager("git-setup", "--memory-dir", "memory")
+        assert again.out == (
+            ".gitattributes: already has memory/*.md merge=ski-memory\n"
+            "git config --local merge.ski-memory.name: already set\n"
+            "git config --local merge.ski-memory.driver: already set\n"
+        )
+    save(
+        repo,
+        "2026-11-29T10:00:00Z",
+        "--mode",
+        "architect",
+        "--last-checkpoint",
+        "CP-S0",
+        "--checkpoints-approved",
+        "CP-S0",
+        steps_completed={"S0": "scaffold"},
+    )
+    repo.commit("base")
+    repo.git("checkout", "-q", "-b", "topic")
+    save(
+        repo,
+        "2026-11-29T11:00:00Z",
+        "--last-checkpoint",
+        "CP-S1",
+        "--checkpoints-approved",
+        "CP-S1",
+        steps_completed={"S1": "topic step"},
+        key_decisions=["from topic"],
+    )
+    repo.commit("topic")
+    repo.git("checkout", "-q", "main")
+    save(
+        repo,
+        "2026-11-29T12:00:00Z",
+        "--last-checkpoint",
+        "CP-S2",
+        "--checkpoints-approved",
+        "CP-S2",
+        "--status",
+        "paused",
+        steps_completed={"S2": "main step"},
+        key_decisions=["from main"],
+    )
+    repo.commit("main")
+
+
+EXPECTED_GIT = """\
+---
+schema_version: 1.1
+project-name: billing
+session: 2026-11-29-09-30
+mode: architect
+status: paused
+last-checkpoint: CP-S2
+checkpoints-approved:
+- CP-S0
+- CP-S1
+- CP-S2
+checkpoint_decisions: {}
+last_session_at: '2026-11-29T09:30:00Z'
+updated_at: '2026-11-29T12:00:00Z'
+---
+
+## Session summary
+
+## Steps completed
+- S0: scaffold
+- S1: topic step
+- S2: main step
+
+## Active state
+
+## Key decisions
+- from main
+- from topic
+"""
+
+
+def test_same_session_on_two_branches_merges(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    two_saves(repo)
+    result = repo.git("merge", "--no-edit", "topic")
+    assert "CONFLICT" not in result.out
+    assert repo.read(NAME) == EXPECTED_GIT
+    assert repo.manager("doctor", "--memory-dir", "memory").code == 0
+
+
+def test_same_session_rebased(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    two_saves(repo)
+    repo.git("checkout", "-q", "topic")
+    repo.git("rebase", "-q", "main")
+    assert repo.read(NAME) == EXPECTED_GIT
+
+
+def test_without_the_set_up_doctor_fails_on_the_markers(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    two_saves(repo, setup=False)
+    assert repo.git("merge", "--no-edit", "topic", check=False).code == 1
+    repo.commit("merged with markers")
+    line = repo.read(NAME).split("\n").index("<<<<<<< HEAD") + 1
+    doctor = repo.manager("doctor", "--memory-dir", "memory", check=False)
+    assert doctor.code == 1
+    assert (
+        f"FAIL  conflicts 1 snapshot(s) hold an unresolved merge conflict: "
+        f"{SESSION}-billing.md:{line} -> keep one side's lines"
+    ) in doctor.out
+
+
+def test_merge_command_leaves_both_sides_when_it_cannot_merge(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    for name, text in (("o", BASE), ("a", OURS), ("b", "not a snapshot\n")):
+        (tmp_path / name).write_text(text)
+    result = repo.manager(
+        "merge", str(tmp_path / "o"), str(tmp_path / "a"), str(tmp_path / "b"), NAME, check=False
+    )
+    assert result.code == 1
+    assert result.err == (
+        f"memory_manager.py merge: {NAME}: no front matter (the file must start with a '---' "
+        "line); both sides are left in the file between conflict markers: keep one\n"
+    )
+    assert (tmp_path / "a").read_text() == (
+        f"<<<<<<< ours\n{OURS}=======\nnot a snapshot\n>>>>>>> theirs\n"
+    )
