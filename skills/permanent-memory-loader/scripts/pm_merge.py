@@ -185,7 +185,8 @@ def layout(unit_lines: Sequence[str]) -> Layout:
 
 
 def _is_completed(entry: str) -> bool:
-    return parse_permanent("## Epic: x\n" + entry)[0].completed_line == 1
+    # A `**Completed:**` line; a v2 marker's completed= field is part of the marker.
+    return not _is_marker(entry) and parse_permanent("## Epic: x\n" + entry)[0].completed_line == 1
 
 
 def _is_marker(entry: str) -> bool:
