@@ -259,18 +259,20 @@ def test_without_the_set_up_doctor_fails_on_the_markers(tmp_path: Path) -> None:
     ) in doctor.out
 
 
-def test_merge_command_leaves_both_sides_when_it_cannot_merge(tmp_path: Path) -> None:
+def test_merge_command_merges_other_files_as_text(tmp_path: Path) -> None:
     repo = make_repo(tmp_path)
-    for name, text in (("o", BASE), ("a", OURS), ("b", "not a snapshot\n")):
+    for name, text in (("o", "a\nb\nc\n"), ("a", "A\nb\nc\n"), ("b", "a\nb\nC\n")):
         (tmp_path / name).write_text(text)
-    result = repo.manager(
-        "merge", str(tmp_path / "o"), str(tmp_path / "a"), str(tmp_path / "b"), NAME, check=False
-    )
-    assert result.code == 1
+    args = [str(tmp_path / name) for name in "oab"]
+    result = repo.manager("merge", *args, "memory/README.md")
     assert result.err == (
-        f"memory_manager.py merge: {NAME}: no front matter (the file must start with a '---' "
-        "line); both sides are left in the file between conflict markers: keep one\n"
+        "memory_manager.py merge: memory/README.md: no front matter (the file must start with "
+        "a '---' line); merged as plain text\n"
     )
-    assert (tmp_path / "a").read_text() == (
-        f"<<<<<<< ours\n{OURS}=======\nnot a snapshot\n>>>>>>> theirs\n"
-    )
+    assert (tmp_path / "a").read_text() == "A\nb\nC\n"
+    (tmp_path / "b").write_text("a\nb\nc\nd\n")
+    (tmp_path / "a").write_text(OURS)
+    result = repo.manager("merge", *args, NAME, check=False)
+    assert result.code == 1
+    assert result.err.endswith("merged as plain text, 1 conflict(s) left\n")
+    assert (tmp_path / "a").read_text().startswith("<<<<<<< ours\n---\n")

@@ -166,6 +166,21 @@ def test_preamble_edits_merge_and_are_never_lost() -> None:
     )
 
 
+def test_a_section_after_an_epic_is_merged_with_it() -> None:
+    notes = "## Notes\n- ask finance about rounding\n"
+    base = join(HEAD, epic("FEAT-1", 1), notes, epic("FEAT-2", 5))
+    ours = base.replace("rounding\n", "rounding\n- and about refunds\n")
+    theirs = base.replace("- d\n", "- d, revised\n", 1)
+    merged = merge_permanent(base, ours, theirs)
+    assert merged.clashes == 0
+    assert merged.text == join(
+        HEAD,
+        epic("FEAT-1", 1, decisions="d, revised"),
+        notes + "- and about refunds\n",
+        epic("FEAT-2", 5),
+    )
+
+
 def test_no_common_ancestor_both_added_the_file() -> None:
     ours = join(HEAD, epic("FEAT-1", 1))
     theirs = join(HEAD, epic("FEAT-9", 2))
@@ -239,6 +254,17 @@ def test_merge_items(base: str, ours: str, theirs: str, expected: str, clashes: 
     shown = "".join(items).replace(pm_merge.OURS_MARK, "<")
     shown = shown.replace(pm_merge.SPLIT_MARK, "=").replace(pm_merge.THEIRS_MARK, ">")
     assert (shown, found) == (expected, clashes)
+
+
+def test_long_runs_changed_on_both_sides_clash_whole_rather_than_align_slowly() -> None:
+    base = [f"line {n}" for n in range(pm_merge.MAX_ALIGNED + 1)]
+    ours, theirs = [*base, "ours"], ["theirs", *base]
+    items, clashes = merge_items(base, ours, theirs)
+    assert (items, clashes) == (
+        [pm_merge.OURS_MARK, *ours, pm_merge.SPLIT_MARK, *theirs, pm_merge.THEIRS_MARK],
+        1,
+    )
+    assert merge_items(base, ours, base) == (ours, 0)  # one side changed: no alignment needed
 
 
 # --- property: no epic ID is ever lost ----------------------------------------------------------

@@ -26,7 +26,7 @@ SPLIT_MARK = "======="
 THEIRS_MARK = ">>>>>>> theirs"
 # Longer runs of changed lines are not aligned line by line (difflib is quadratic in the worst
 # case): they clash as a whole when both sides changed them.
-MAX_ALIGNED = 2000
+MAX_ALIGNED = 1000
 _FLOOR = datetime.min.replace(tzinfo=timezone.utc)
 
 Key = tuple[str, int]  # (epic ID, occurrence): a file with a duplicate ID keeps both

@@ -110,8 +110,8 @@ def _parser() -> argparse.ArgumentParser:
         "merge",
         help="git merge driver: one session saved on two branches",
         description="Merge OURS and THEIRS, two saves of one session (BASE: their common "
-        "ancestor), by save's own rules, and write the result to OURS. Exit 0 when merged; 1 "
-        "when they cannot be (both sides are then left between conflict markers). git-setup "
+        "ancestor), by save's own rules, and write the result to OURS; other files are merged "
+        "as plain text. Exit 0 when merged, 1 when conflict markers are left. git-setup "
         "makes git call this as: merge %%O %%A %%B %%P.",
     )
     merge.add_argument("base", metavar="BASE", help="the common ancestor (%%O)")

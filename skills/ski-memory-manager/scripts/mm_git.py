@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +24,7 @@ DRIVER = "ski-memory"
 DRIVER_NAME = "session snapshots: one session merged by key (memory_manager.py merge)"
 COMMENT = "# project-memory: merge session snapshots by key (memory_manager.py git-setup)"
 SCRIPT = Path(__file__).resolve().parent / "memory_manager.py"
+GIT_TIMEOUT = 30
 
 
 def _whole_file_conflict(ours: str, theirs: str) -> str:
@@ -29,6 +32,24 @@ def _whole_file_conflict(ours: str, theirs: str) -> str:
         return text if not text or text.endswith("\n") else text + "\n"
 
     return f"<<<<<<< ours\n{ended(ours)}=======\n{ended(theirs)}>>>>>>> theirs\n"
+
+
+def _text_merge(base: str, ours: str, theirs: str) -> int | None:
+    """git merge-file into OURS: the number of conflicts left, None when git could not run."""
+    git = shutil.which("git")
+    if git is None:
+        return None
+    try:
+        done = subprocess.run(
+            [git, "merge-file", "-L", "ours", "-L", "base", "-L", "theirs", ours, base, theirs],
+            capture_output=True,
+            timeout=GIT_TIMEOUT,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.returncode if 0 <= done.returncode < 128 else None
 
 
 def merge(args: Any) -> int:
@@ -47,6 +68,13 @@ def merge(args: Any) -> int:
     try:
         merged = mm_merge.merge_snapshot_texts(base, ours, theirs)
     except mm_snapshot.SnapshotError as exc:
+        # Not two saves of one session (another kind of file, a damaged snapshot): what git
+        # itself would have done, a line merge, and failing that both sides between markers.
+        conflicts = _text_merge(args.base, args.ours, args.theirs)
+        if conflicts is not None:
+            left = f", {conflicts} conflict(s) left" if conflicts else ""
+            mm_commands.say(f"{PROG} merge: {shown}: {exc}; merged as plain text{left}")
+            return 1 if conflicts else 0
         mm_store.atomic_write(ours_path, _whole_file_conflict(ours, theirs).encode(), mode)
         mm_commands.say(
             f"{PROG} merge: {shown}: {exc}; both sides are left in the file between conflict "
