@@ -17,9 +17,9 @@ from difflib import SequenceMatcher
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
-    from pm_parse import normalise_text, parse_permanent
+    from pm_parse import completed_value, normalise_text, parse_permanent, v2_marker
 else:  # installed as a package
-    from .pm_parse import normalise_text, parse_permanent
+    from .pm_parse import completed_value, normalise_text, parse_permanent, v2_marker
 
 OURS_MARK = "<<<<<<< ours"
 SPLIT_MARK = "======="
@@ -186,12 +186,11 @@ def layout(unit_lines: Sequence[str]) -> Layout:
 
 def _is_completed(entry: str) -> bool:
     # A `**Completed:**` line; a v2 marker's completed= field is part of the marker.
-    return not _is_marker(entry) and parse_permanent("## Epic: x\n" + entry)[0].completed_line == 1
+    return completed_value(entry) is not None and not _is_marker(entry)
 
 
 def _is_marker(entry: str) -> bool:
-    stripped = entry.strip()
-    return stripped.startswith("<!--") and "af-memory:v2" in stripped.casefold()
+    return v2_marker(entry) is not None
 
 
 def _marker_fields(marker: str) -> list[tuple[str, str]]:

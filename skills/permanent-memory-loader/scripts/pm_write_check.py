@@ -16,6 +16,7 @@ if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
         Epic,
         entry_text,
         parse_permanent,
+        subsection_heading,
         subsection_label,
     )
     from pm_render import MAX_LINE_CHARS, SKIP_TOKENS, Budget, cut_line, epic_line, safe_text
@@ -27,6 +28,7 @@ else:  # installed as a package
         Epic,
         entry_text,
         parse_permanent,
+        subsection_heading,
         subsection_label,
     )
     from .pm_render import MAX_LINE_CHARS, SKIP_TOKENS, Budget, cut_line, epic_line, safe_text
@@ -248,7 +250,8 @@ def torn_findings(lines: Sequence[str], epics: Sequence[Epic]) -> list[Finding]:
     first_epic = epics[0].start_line if epics else len(lines)
     for index in range(first_epic):
         line = lines[index]
-        if line.startswith("### ") and subsection_label(line[4:].strip().rstrip("#")):
+        title = subsection_heading(line)
+        if title is not None and subsection_label(title) is not None:
             findings.append(
                 Finding(
                     index + 1,
