@@ -600,6 +600,109 @@ def test_manager_hook_bounded_with_many_projects(tmp_path: Path) -> None:
     assert not output_problems(res.out)
 
 
+def _hook_start(proj: Path) -> bytes:
+    return json.dumps(
+        {
+            "session_id": "s",
+            "hook_event_name": "SessionStart",
+            "source": "startup",
+            "cwd": str(proj),
+        }
+    ).encode()
+
+
+# A hostile memory/ for the SessionStart listing: each shape made the hook take seconds (or
+# print megabytes on stderr) before it had a budget. The newest project's snapshot is readable
+# and older than every hostile file, so the hook must get past them all to reach it.
+def _dense_snapshots(memory: Path) -> None:
+    for i in range(10):  # 230 KB of YAML each, under the 256 KiB read limit
+        dense = "extra: [" + ",".join(["0"] * 115_000) + "]\n"
+        (memory / f"2026-02-{10 + i:02d}-10-00-dense{i}.md").write_text(f"---\n{dense}---\n")
+
+
+def _dangling_links(memory: Path) -> None:
+    for i in range(20_000):  # named like snapshots of one project, newest first
+        stamp = f"2026-03-{1 + i // 1440:02d}-{i // 60 % 24:02d}-{i % 60:02d}"
+        (memory / f"{stamp}-dangling.md").symlink_to(memory / f"missing-{i}")
+
+
+def _bad_values(memory: Path) -> None:
+    for i, value in enumerate(["2026-02-30", "2026-01-01 25:00:00", "9" * 4301]):
+        (memory / f"2026-02-0{1 + i}-10-00-bad{i}.md").write_text(
+            f"---\nschema_version: 1.1\nupdated_at: {value}\n---\n## Session summary\nx\n"
+        )
+
+
+HOSTILE_LISTINGS = {
+    "dense-230kb": _dense_snapshots,
+    "dangling-links": _dangling_links,
+    "impossible-values": _bad_values,
+}
+
+
+@pytest.mark.parametrize("shape", sorted(HOSTILE_LISTINGS))
+def test_manager_hook_budget_on_a_hostile_memory_dir(shape: str, tmp_path: Path) -> None:
+    proj = tmp_path / "proj"
+    memory = proj / "memory"
+    memory.mkdir(parents=True)
+    good = (Path(__file__).parent / "corpus" / "snapshot" / "snap-valid.md").read_text()
+    (memory / "2026-01-05-10-00-proj.md").write_text(good)
+    HOSTILE_LISTINGS[shape](memory)
+    env = isolated_env(tmp_path, CLAUDE_PROJECT_DIR=str(proj))
+    res = run(MANAGER, ["hook"], env=env, stdin=_hook_start(proj))
+    assert_no_traceback(res, "hook")
+    assert res.code == 0
+    # Generous: the budget is 1.5 s of reading; the hook's timeout is 5 s.
+    assert res.seconds < 5, f"hook took {res.seconds:.1f}s"
+    lines = stderr_lines(res.err)
+    assert len(lines) <= 6, lines  # five warnings at most, then one line for the rest
+    assert all(len(line) < 300 for line in lines), lines
+    if shape == "impossible-values":  # small files: the budget lets the hook reach the good one
+        assert SESSION_STAMP in res.out and "`proj`" in res.out, res.out
+        assert len(lines) == 3 and all("invalid value in front matter" in x for x in lines)
+
+
+@pytest.mark.parametrize("shape", sorted(HOSTILE_LISTINGS))
+def test_commands_skip_each_hostile_snapshot_with_one_warning(shape: str, tmp_path: Path) -> None:
+    memory = tmp_path / "memory"
+    memory.mkdir()
+    HOSTILE_LISTINGS[shape](memory)
+    names = sorted(p.name for p in memory.iterdir())
+    env = isolated_env(tmp_path)
+    # list and doctor read every snapshot in full (linear, but dense YAML parses slowly: the
+    # dense shape is the hook's budget to keep, not theirs).
+    for argv in () if shape == "dense-230kb" else (["list"], ["doctor"]):
+        res = run(MANAGER, [*argv, "--memory-dir", str(memory)], env=env, timeout=600)
+        assert_no_traceback(res, argv[0])
+        assert res.code in (0, 1) and len(stderr_lines(res.err)) <= 2 * len(names) + 1, res.err
+    if shape == "impossible-values":
+        for name in names:
+            project = name[17:-3]
+            res = run(
+                MANAGER,
+                ["load-last", "--memory-dir", str(memory), "--project-name", project],
+                env=env,
+            )
+            assert_no_traceback(res, "load-last")
+            assert res.code == 0
+            assert res.out == f"No previous memory found for project '{project}'\n"
+            warning, summary = stderr_lines(res.err)
+            assert warning.startswith(f"warning: skipping {name}: invalid value in front matter")
+            assert summary == f"warning: no readable snapshot for project '{project}' (1 skipped)"
+            # save refuses to update the unreadable file, and says why, in one line
+            res = run(
+                MANAGER,
+                [
+                    *("save", "--memory-dir", str(memory), "--project-name", project),
+                    *("--session-timestamp", name[:16], "--input", "-"),
+                ],
+                env=env,
+                stdin=b'{"session_summary": "s", "mode": "architect", "status": "paused"}',
+            )
+            assert_no_traceback(res, "save")
+            assert res.code == 1 and len(stderr_lines(res.err)) == 1, res.err
+
+
 # ---------------------------------------------------------------------------------------------
 # The loader's `add` command takes JSON too: wrong shapes are one line and exit 1, nothing
 # written; hostile text stays inside its own epic.

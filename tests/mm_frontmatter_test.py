@@ -56,7 +56,36 @@ def test_loads(text: str, meta: dict[str, Any], body: str) -> None:
             "invalid YAML in front matter at line 2: could not determine a constructor for the tag "
             "'tag:yaml.org,2002:python/object:os.system'",
         ),
-        ("---\n" + "[" * 5000 + "\n---\n", "invalid YAML in front matter: nested too deeply"),
+        ("---\n" + "[" * 5000 + "\n---\n", "front matter nests deeper than 16 levels"),
+        (
+            "---\na:" + " [" * 400 + "x" + "]" * 400 + "\n---\n",
+            "front matter nests deeper than 16 levels",
+        ),
+        (
+            "---\na: &x 1\n---\n",
+            "front matter uses a YAML anchor or alias at line 2 (& or *); snapshots have none",
+        ),
+        # Values PyYAML resolves by their shape but cannot build.
+        (
+            "---\nupdated_at: 2026-02-30\n---\n",
+            "invalid value in front matter: day is out of range for month",
+        ),
+        (
+            "---\nat: 2026-01-01 25:00:00\n---\n",
+            "invalid value in front matter: hour must be in 0..23",
+        ),
+        (
+            "---\nat: 2026-01-01T10:00:00+99:00\n---\n",
+            "invalid value in front matter: offset must be a timedelta strictly between"
+            " -timedelta(hours=24) and timedelta(hours=24), not"
+            " datetime.timedelta(days=4, seconds=10800).",
+        ),
+        (
+            "---\nn: " + "9" * 4301 + "\n---\n",
+            "invalid value in front matter: Exceeds the limit (4300 digits) for integer string"
+            " conversion: value has 4301 digits; use sys.set_int_max_str_digits() to increase the"
+            " limit",
+        ),
     ],
 )
 def test_loads_errors_are_one_line(text: str, message: str) -> None:
@@ -65,11 +94,82 @@ def test_loads_errors_are_one_line(text: str, message: str) -> None:
     assert str(caught.value) == message
 
 
-def test_alias_bomb_loads_without_expanding() -> None:
-    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
-    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 9)]
-    meta, _ = mm_frontmatter.loads("---\n" + "\n".join(lines) + "\n---\n")
-    assert len(meta) == 9
+# Anchors and aliases are refused as they are composed, so no PyYAML version gets to expand
+# them: `save` never writes one, and versions that expand nested merge keys (`<<: *a`) copy
+# every level again (600 bytes became 700 MB).
+ALIAS_BOMBS = {
+    "aliases": ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    + [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 9)],
+    "nested merge keys": ["m0: &m0 {k: v}"]
+    + [f"m{i}: &m{i} {{<<: [{', '.join([f'*m{i - 1}'] * 4)}], k{i}: v}}" for i in range(1, 20)],
+    "alias first": ["a: *nowhere"],
+}
+
+
+@pytest.mark.parametrize("bomb", sorted(ALIAS_BOMBS))
+def test_anchors_and_aliases_are_refused_before_construction(bomb: str) -> None:
+    import time
+
+    started = time.perf_counter()
+    with pytest.raises(mm_frontmatter.FrontMatterError) as caught:
+        mm_frontmatter.loads("---\n" + "\n".join(ALIAS_BOMBS[bomb]) + "\n---\n")
+    assert time.perf_counter() - started < 1.0  # generous: it stops at the first anchor
+    assert str(caught.value) == (
+        "front matter uses a YAML anchor or alias at line 2 (& or *); snapshots have none"
+    )
+
+
+# Front matter built from the pieces hostile YAML is made of: whatever comes of them, loads
+# returns or raises FrontMatterError, never anything else.
+_YAML_PIECES = st.sampled_from(
+    [
+        "a",
+        ": ",
+        "\n",
+        "  ",
+        "- ",
+        "[",
+        "]",
+        "{",
+        "}",
+        ", ",
+        "&x ",
+        "*x",
+        "<<: ",
+        "!!int ",
+        "!!timestamp ",
+        "!!binary ",
+        "!!python/object:os.system ",
+        "2026-02-30",
+        "25:00:00",
+        "+99:00",
+        "9" * 4301,
+        "1e999",
+        "0x",
+        "~",
+        "? ",
+        "|",
+        ">",
+        "'",
+        '"',
+        "\\x",
+        "%TAG ",
+        "---",
+        "...",
+        "\t",
+        "#",
+    ]
+)
+
+
+@given(st.lists(_YAML_PIECES, max_size=30).map("".join))
+def test_any_front_matter_loads_or_raises_front_matter_error(yaml_text: str) -> None:
+    try:
+        meta, _ = mm_frontmatter.loads("---\n" + yaml_text + "\n---\n")
+    except mm_frontmatter.FrontMatterError as exc:
+        assert "\n" not in str(exc)
+    else:
+        assert isinstance(meta, dict)
 
 
 _TEXT = st.text(

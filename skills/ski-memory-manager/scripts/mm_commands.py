@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
@@ -23,6 +24,16 @@ else:  # installed as a package
 SIZE_WARNING = 2048  # bytes; snapshots are meant to be 1-2 KB
 MAX_HOOK_STDIN = 1024 * 1024
 MEMORY_DIR_OPTION = "CLAUDE_PLUGIN_OPTION_MEMORY_DIR"
+# The SessionStart listing's budget, for the whole hook: snapshots are 1-2 KB, and a hostile
+# memory/ (dense 230 KB snapshots, 150,000 dangling links named like snapshots) must neither
+# hold the session's start nor flood stderr. What the hook did not get to is said once.
+# Pure-Python YAML parses dense front matter at tens of KB a second: a front matter larger than
+# this (a snapshot's is under 1 KB) is skipped by the hook, not parsed; load-last reads it.
+HOOK_YAML_BYTES = 8 * 1024
+HOOK_TOTAL_BYTES = 128 * 1024
+HOOK_TRIES = 50
+HOOK_SECONDS = 1.5
+HOOK_WARNINGS = 5
 
 
 class CommandError(Exception):
@@ -228,16 +239,65 @@ def _listing(memory_dir: Path) -> list[str]:
         ) from None
 
 
-def first_readable(memory_dir: Path, names: Iterable[str]) -> tuple[mm_render.Found | None, int]:
+class ReadBudget:
+    """What the hook may still spend on reading snapshots: files, bytes, time and warnings."""
+
+    def __init__(self, now: float | None = None) -> None:
+        self.deadline = (time.monotonic() if now is None else now) + HOOK_SECONDS
+        self.tries = HOOK_TRIES
+        self.total_bytes = HOOK_TOTAL_BYTES
+        self.warnings = HOOK_WARNINGS
+        self.unsaid = 0  # warnings left out
+        self.stopped = ""  # why the hook stopped reading ("" while it has not)
+
+    def spent(self) -> bool:
+        if not self.stopped:
+            if self.tries <= 0:
+                self.stopped = f"tried {HOOK_TRIES} files"
+            elif self.total_bytes <= 0:
+                self.stopped = f"read {HOOK_TOTAL_BYTES // 1024} KiB"
+            elif time.monotonic() > self.deadline:
+                self.stopped = f"spent {HOOK_SECONDS:g} s"
+        return bool(self.stopped)
+
+    def warn(self, line: str) -> None:
+        if self.warnings > 0:
+            self.warnings -= 1
+            say(line)
+        else:
+            self.unsaid += 1
+
+    def close(self) -> None:
+        """One last line: warnings left out, and where the hook stopped."""
+        parts = [f"{self.unsaid} more warnings left out"] if self.unsaid else []
+        if self.stopped:
+            parts.append(f"stopped reading snapshots after it {self.stopped}")
+        if parts:
+            say(f"ski-memory-manager hook: {'; '.join(parts)}; run memory_manager.py doctor")
+
+
+def first_readable(
+    memory_dir: Path, names: Iterable[str], budget: ReadBudget | None = None
+) -> tuple[mm_render.Found | None, int]:
     """The first of `names` that reads as a snapshot, and how many were skipped before it
-    (each unreadable one with a warning on stderr)."""
+    (each unreadable one with a warning on stderr). With a budget (the hook), it stops when the
+    budget is spent, and a front matter over HOOK_YAML_BYTES is skipped without being parsed."""
     skipped = 0
+    warn = budget.warn if budget is not None else say
     for name in names:
+        if budget is not None:
+            if budget.spent():
+                break
+            budget.tries -= 1
         try:
             text = mm_store.read_text(memory_dir / name)
-            return mm_render.Found(name, text, mm_snapshot.parse_header(text)), skipped
+            limit = None
+            if budget is not None:
+                budget.total_bytes -= len(text)
+                limit = HOOK_YAML_BYTES
+            return mm_render.Found(name, text, mm_snapshot.parse_header(text, limit)), skipped
         except (mm_store.StoreError, mm_snapshot.SnapshotError) as exc:
-            say(f"warning: skipping {name}: {exc}")
+            warn(f"warning: skipping {name}: {exc}")
             skipped += 1
     return None, skipped
 
@@ -360,10 +420,14 @@ def hook_output(payload: object, env: Mapping[str, str], now: datetime) -> str:
     groups = mm_store.projects(_listing(memory_dir))
     ranked = sorted(groups, key=lambda name: (groups[name][0], name), reverse=True)
     found: list[tuple[str, mm_render.Found]] = []
+    budget = ReadBudget()
     for name in ranked[: mm_render.HOOK_PROJECTS]:
-        item, _ = first_readable(memory_dir, groups[name])
+        item, _ = first_readable(memory_dir, groups[name], budget)
         if item is not None:
             found.append((name, item))
+        if budget.spent():
+            break
+    budget.close()
     if not found:
         return ""
     found.sort(

@@ -10,6 +10,9 @@ from collections.abc import Mapping
 from typing import Any
 
 INSTALL_HINT = "PyYAML is required: pip install pyyaml"
+# A snapshot nests three levels (checkpoint_decisions -> CP -> fields); deeper is not one, and
+# 400 levels overflowed the stack of whatever walked the result.
+MAX_DEPTH = 16
 
 
 class YamlMissing(Exception):
@@ -47,12 +50,58 @@ def split(text: str) -> tuple[str, str]:
         pos = end
 
 
-def loads(text: str) -> tuple[dict[str, Any], str]:
-    """Parse front matter into a mapping (string keys) and return it with the body."""
+_LOADER: Any = None
+
+
+def snapshot_loader(yaml: Any) -> Any:
+    """PyYAML's SafeLoader, refusing anchors and aliases and nesting past MAX_DEPTH as each node
+    is composed, before anything is constructed. `save` never writes an anchor or an alias, and
+    refusing them is what bounds the work whatever PyYAML version is installed: versions that
+    expand nested merge keys (`<<: *a`) copy every level again, so 600 bytes became 700 MB."""
+    global _LOADER
+    if _LOADER is not None:
+        return _LOADER
+
+    class SnapshotLoader(yaml.SafeLoader):  # type: ignore[misc]
+        depth = 0
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            event = self.peek_event()
+            line = f" at line {event.start_mark.line + 2}" if event.start_mark else ""
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+                raise FrontMatterError(
+                    f"front matter uses a YAML anchor or alias{line} (& or *); snapshots have none"
+                )
+            self.depth += 1
+            try:
+                if self.depth > MAX_DEPTH:
+                    raise FrontMatterError(f"front matter nests deeper than {MAX_DEPTH} levels")
+                return super().compose_node(parent, index)
+            finally:
+                self.depth -= 1
+
+    _LOADER = SnapshotLoader
+    return _LOADER
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().split("\n", 1)[0]
+    return text[:200] or type(exc).__name__
+
+
+def loads(text: str, max_yaml_bytes: int | None = None) -> tuple[dict[str, Any], str]:
+    """Parse front matter into a mapping (string keys) and return it with the body. Every way
+    the YAML can fail is a FrontMatterError with a one-line message; so is a front matter of
+    more than max_yaml_bytes characters, which is not parsed."""
     yaml_text, body = split(text)
+    if max_yaml_bytes is not None and len(yaml_text) > max_yaml_bytes:
+        raise FrontMatterError(f"front matter larger than {max_yaml_bytes // 1024} KiB")
     yaml = require_yaml()
+    loader = snapshot_loader(yaml)(yaml_text)
     try:
-        data = yaml.safe_load(yaml_text)
+        data = loader.get_single_data()
+    except FrontMatterError:
+        raise
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark is not None else ""
@@ -60,6 +109,12 @@ def loads(text: str) -> tuple[dict[str, Any], str]:
         raise FrontMatterError(f"invalid YAML in front matter{where}: {problem}") from None
     except RecursionError:
         raise FrontMatterError("invalid YAML in front matter: nested too deeply") from None
+    except Exception as exc:
+        # A value PyYAML resolves but cannot build: 2026-02-30, 25:00:00, an offset of +99:00,
+        # an integer of more than 4300 digits, an empty `!!int` (IndexError).
+        raise FrontMatterError(f"invalid value in front matter: {_one_line(exc)}") from None
+    finally:
+        loader.dispose()
     if data is None:
         data = {}
     if not isinstance(data, dict):

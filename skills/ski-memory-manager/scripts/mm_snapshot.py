@@ -302,10 +302,11 @@ def _front_snapshot(meta: Mapping[str, Any]) -> Snapshot:
     )
 
 
-def parse_header(text: str) -> Snapshot:
-    """The front matter only (body fields left empty): what load-last and list need."""
+def parse_header(text: str, max_yaml_bytes: int | None = None) -> Snapshot:
+    """The front matter only (body fields left empty): what load-last and list need. With
+    max_yaml_bytes, a larger front matter is refused before it is parsed."""
     try:
-        meta, _ = mm_frontmatter.loads(text)
+        meta, _ = mm_frontmatter.loads(text, max_yaml_bytes)
     except mm_frontmatter.FrontMatterError as exc:
         raise SnapshotError(str(exc)) from None
     return _front_snapshot(meta)
