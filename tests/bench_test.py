@@ -58,6 +58,10 @@ PRODUCT_COMMANDS = [
     "load_last:200",
     "save_create",
     "save_update",
+    "adv_load:0:16000",
+    "adv_hook:0:16000",
+    "adv_load:1:16000",
+    "adv_hook:1:16000",
 ]
 FLOORS = ["f0", "listdir:10", "listdir:200", "yaml_floor"]
 
