@@ -83,16 +83,21 @@ def test_the_example_block_is_a_golden_case() -> None:
 
 def test_budget_and_levels_match_the_code() -> None:
     budget = pm_render.Budget()
-    row = f"| the whole block | {budget.target} | {budget.hard_cap} (never exceeded) |"
+    row = (
+        f"| the whole block | target {budget.target}, hard cap {budget.hard_cap} (never exceeded) |"
+    )
     assert row in SKILL_MD
-    assert f"| 12 | {budget.epic_line_tokens} (intent cut first" in SKILL_MD
+    assert f"| {budget.epic_line_tokens} tokens (intent cut first" in SKILL_MD
+    assert "| 12 |" not in SKILL_MD  # no per-Epic-line target: nothing implements one
     assert f"{pm_render.MAX_LINE_CHARS} characters (cut with `…`)" in SKILL_MD
     assert f"over {pm_render.SKIP_TOKENS} tokens" in SKILL_MD
     assert "(at least 40)" in SKILL_MD
-    for level in ("L0", "L1", "L2", "L3"):
+    for level in ("L1", "L2", "L3", "IDs"):
         assert f"| {level} |" in SKILL_MD
-    for note in pm_render._NOTE.values():
-        assert f"`{note}`" in FORMAT_MD
+    totals = (3, 4, 9)
+    for removed in ((1, 0, 0), (3, 0, 0), (3, 2, 0), (3, 4, 0), (3, 4, 5), totals):
+        assert f"`{pm_render.trim_note(removed, totals)}`" in FORMAT_MD
+    assert f"`{pm_render.trim_note((0, 4, 0), (0, 4, 9))}`" in FORMAT_MD
     for label in pm_parse.LABELS:
         assert f"`{label}`" in SKILL_MD
     assert "`(>90d may be outdated) `" in SKILL_MD

@@ -69,6 +69,17 @@ def test_golden_cases_cover_every_level_and_the_skip() -> None:
     assert "over 8000 tokens" in blocks["skip-over-8000"]
     assert "(>90d may be outdated) Epic FEAT-001" in blocks["stale"]
     assert blocks["no-epics"] == ""
+    # The fill rule: each step can stop partway, a line at a time, oldest epics first.
+    assert blocks["fill-some-tentative"].endswith("1 of 2 tentative lines left out)\n")
+    assert blocks["fill-some-patterns"].endswith("tentative and 1 of 2 patterns lines left out)\n")
+    assert blocks["fill-some-other-lines"].endswith(
+        "tentative, patterns and 4 of 7 other lines left out)\n"
+    )
+    assert blocks["fill-to-the-hard-cap"].endswith("tentative and patterns lines left out)\n")
+    # Producer-shaped v2 sections show their summary first; v1 and v2 read as one file.
+    assert "  summary: Nightly export of audit events" in blocks["v2-two-epics"]
+    assert "Epic PAY-101 (Card vault):" in blocks["v1-then-v2"]
+    assert "  summary: Token bucket per API key in Redis" in blocks["v1-then-v2"]
 
 
 def test_seed_golden_through_a_subprocess_matches() -> None:

@@ -138,8 +138,8 @@ def test_json_output(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert (data["tokenizer"], data["level"], data["skipped"]) == ("cl100k_base", "L0", False)
     assert {k: v["tokens"] for k, v in data["levels"].items()} == {
         "L0": 80,
-        "L1": 92,
-        "L2": 94,
+        "L1": 80,
+        "L2": 80,
         "L3": 40,
         "IDS": 32,
     }
@@ -159,11 +159,11 @@ def test_explain_goes_to_stderr(project: Path, capsys: pytest.CaptureFixture[str
     assert lines[3:] == [
         "level  tokens  leaves out",
         "L0         80  nothing                                            <- chosen",
-        "L1         92  tentative lines",
-        "L2         94  tentative and patterns lines",
-        "L3         40  all subsection lines",
+        "L1         80  tentative lines",
+        "L2         80  tentative and patterns lines",
+        "L3         40  all sub-lines",
         "IDS        32  intents, and the oldest epics beyond the hard cap",
-        "chosen: L0, first level within the target (120)",
+        "chosen: L0, everything within the target (120)",
     ]
 
 
@@ -189,7 +189,7 @@ def test_inspect(
         "FEAT-007  JWT auth         2026-05-15T14:00:00Z          16  no         36",
         "FEAT-008  Profile avatars  2026-05-20T09:30:00Z          11  no         36",
     ]
-    assert out.endswith("chosen: L0, first level within the target (120)\n")
+    assert out.endswith("chosen: L0, everything within the target (120)\n")
     code, out, err = call(["inspect", "--project-dir", str(project.parent)], capsys)
     assert (code, out) == (
         0,

@@ -107,19 +107,141 @@ def test_level_texts() -> None:
     )
 
 
-# One table, two tests: (target, hard cap) -> chosen level, with the word counter.
-# Word counts: L0 35, L1 38, L2 34, L3 19 (see test_word_counts).
-CHOICES = [
-    (200, 200, "L0", "first level within the target (200)"),
-    (35, 200, "L0", "first level within the target (35)"),
-    (34, 200, "L2", "first level within the target (34)"),
-    (33, 200, "L3", "first level within the target (33)"),
-    (10, 200, "L0", "none within the target (10); first level within the hard cap (200)"),
-    (10, 40, "L0", "none within the target (10); first level within the hard cap (40)"),
-    (10, 34, "L2", "none within the target (10); first level within the hard cap (34)"),
-    (10, 20, "L3", "none within the target (10); first level within the hard cap (20)"),
-    (500, 36, "L0", "first level within the target (36)"),  # a target above the cap is the cap
+def lines(text: str) -> int:
+    # A test counter where every line costs one token, the note included.
+    return text.count("\n")
+
+
+TENTATIVE_OUT = "(trimmed for the token budget: tentative lines left out)"
+PATTERNS_OUT = "(trimmed for the token budget: tentative and patterns lines left out)"
+EPIC_LINES_ONLY = "(trimmed for the token budget: Epic lines only)"
+# One table for the fill rule with the line counter: (target, hard cap) -> the block's lines
+# after the stamp, its level and the reason. L0 is 11 lines; the Epic lines alone with their
+# note 4. Each step removes a line at a time, oldest epic first, and the note costs a line.
+FILLS = [
+    (11, 200, L0.splitlines()[1:], "L0", "everything within the target (11)"),
+    (
+        10,
+        200,
+        [
+            "Epic E-1 (intent 1):",
+            "  decisions: decision 1",
+            "  gotchas: gotcha 1",
+            "  patterns: pattern 1",
+            "Epic E-2 (intent 2):",
+            "  decisions: decision 2",
+            "  gotchas: gotcha 2",
+            "  patterns: pattern 2",
+            TENTATIVE_OUT,
+        ],
+        "L1",
+        "as much as fits within the target (10): tentative lines left out",
+    ),
+    (
+        9,
+        200,
+        [
+            "Epic E-1 (intent 1):",
+            "  decisions: decision 1",
+            "  gotchas: gotcha 1",
+            "Epic E-2 (intent 2):",
+            "  decisions: decision 2",
+            "  gotchas: gotcha 2",
+            "  patterns: pattern 2",
+            "(trimmed for the token budget: tentative and 1 of 2 patterns lines left out)",
+        ],
+        "L2",
+        "as much as fits within the target (9): tentative and 1 of 2 patterns lines left out",
+    ),
+    (
+        8,
+        200,
+        [
+            "Epic E-1 (intent 1):",
+            "  decisions: decision 1",
+            "  gotchas: gotcha 1",
+            "Epic E-2 (intent 2):",
+            "  decisions: decision 2",
+            "  gotchas: gotcha 2",
+            PATTERNS_OUT,
+        ],
+        "L2",
+        "as much as fits within the target (8): tentative and patterns lines left out",
+    ),
+    (
+        7,
+        200,
+        [
+            "Epic E-1 (intent 1):",
+            "  decisions: decision 1",
+            "Epic E-2 (intent 2):",
+            "  decisions: decision 2",
+            "  gotchas: gotcha 2",
+            "(trimmed for the token budget: tentative, patterns and 1 of 4 other lines left out)",
+        ],
+        "L3",
+        "as much as fits within the target (7): tentative, patterns and 1 of 4 other lines left "
+        "out",
+    ),
+    (
+        5,
+        200,
+        [
+            "Epic E-1 (intent 1):",
+            "Epic E-2 (intent 2):",
+            "  decisions: decision 2",
+            "(trimmed for the token budget: tentative, patterns and 3 of 4 other lines left out)",
+        ],
+        "L3",
+        "as much as fits within the target (5): tentative, patterns and 3 of 4 other lines left "
+        "out",
+    ),
+    (
+        4,
+        200,
+        ["Epic E-1 (intent 1):", "Epic E-2 (intent 2):", EPIC_LINES_ONLY],
+        "L3",
+        "as much as fits within the target (4): Epic lines only",
+    ),
+    (
+        3,
+        200,
+        L0.splitlines()[1:],
+        "L0",
+        "the Epic lines alone are over the target (3); everything within the hard cap (200)",
+    ),
+    (
+        3,
+        8,
+        [
+            "Epic E-1 (intent 1):",
+            "  decisions: decision 1",
+            "  gotchas: gotcha 1",
+            "Epic E-2 (intent 2):",
+            "  decisions: decision 2",
+            "  gotchas: gotcha 2",
+            PATTERNS_OUT,
+        ],
+        "L2",
+        "the Epic lines alone are over the target (3); as much as fits within the hard cap (8): "
+        "tentative and patterns lines left out",
+    ),
+    (
+        3,
+        3,
+        ["Epics: E-1, E-2", "(trimmed for the token budget: Epic IDs only)"],
+        "IDS",
+        "the Epic lines alone are over the hard cap (3); the newest IDs that fit it",
+    ),
+    (500, 11, L0.splitlines()[1:], "L0", "everything within the target (11)"),  # target > cap
 ]
+
+
+@pytest.mark.parametrize(("target", "hard_cap", "shown", "level", "reason"), FILLS)
+def test_fill(target: int, hard_cap: int, shown: list[str], level: str, reason: str) -> None:
+    block = render_block(TWO, Budget(target=target, hard_cap=hard_cap), lines, NOW)
+    assert (block.text, block.level, block.reason) == (block_lines(*shown), level, reason)
+    assert lines(block.text) <= block.limit <= hard_cap
 
 
 def test_word_counts() -> None:
@@ -132,28 +254,55 @@ def test_word_counts() -> None:
     }
 
 
-@pytest.mark.parametrize(("target", "hard_cap", "level", "reason"), CHOICES)
-def test_choice(target: int, hard_cap: int, level: str, reason: str) -> None:
-    block = render_block(TWO, Budget(target=target, hard_cap=hard_cap), words, NOW)
-    assert (block.level, block.reason) == (level, reason)
-    assert block.text == pm_render.level_texts(TWO, NOW, Budget(), words)[level]
-    assert words(block.text) <= hard_cap
+def test_a_removed_line_that_fits_again_is_put_back() -> None:
+    # E-1's tentative line is short and goes first, but is not enough; E-2's long one goes
+    # next, and then E-1's fits again.
+    text = (
+        "## Epic: E-1 — one\n### Tentative\n- short\n"
+        "## Epic: E-2 — two\n### Tentative\n- " + " ".join(["word"] * 19) + "\n"
+    )
+    epics = parse_permanent(text)
+    full = render_block(epics, Budget(target=200), words, NOW)
+    assert words(full.text) == 31
+    block = render_block(epics, Budget(target=30, hard_cap=200), words, NOW)
+    assert block.text == block_lines(
+        "Epic E-1 (one):",
+        "  tentative: short",
+        "Epic E-2 (two):",
+        "(trimmed for the token budget: 1 of 2 tentative lines left out)",
+    )
+    assert [line.text for line in block.left_out] == ["  tentative: " + " ".join(["word"] * 19)]
+    assert words(block.text) == 23
+
+
+def test_a_v2_summary_is_shown_first_and_goes_last() -> None:
+    text = (
+        "## Epic: E-1 — one\n<!-- af-memory:v2 epic=E-1 confidence=0.80 items=2 -->\n"
+        "The gist of one.\n\n### Architectural decisions\n- [decision] d1 (confidence: 0.9)\n"
+        "### Gotchas discovered\n- [gotcha] g1 (confidence: 0.8)\n"
+    )
+    epics = parse_permanent(text)
+    everything = render_block(epics, Budget(), lines, NOW)
+    assert everything.text == block_lines(
+        "Epic E-1 (one):", "  summary: The gist of one.", "  decisions: d1", "  gotchas: g1"
+    )
+    block = render_block(epics, Budget(target=4, hard_cap=200), lines, NOW)
+    assert block.text == block_lines(
+        "Epic E-1 (one):",
+        "  summary: The gist of one.",
+        "(trimmed for the token budget: 2 of 3 other lines left out)",
+    )
 
 
 def test_reason_names_the_character_limit_when_it_decides() -> None:
     texts = pm_render.level_texts(TWO, NOW, Budget(), words)
     assert [len(texts[level]) for level in ("L0", "L1", "L2", "L3")] == [256, 263, 232, 122]
     block = render_block(TWO, Budget(target=200, hard_cap=200, max_chars=150), words, NOW)
+    assert len(block.text) <= 150
     assert (block.level, block.reason) == (
         "L3",
-        "L0, L1, L2 over the 150-character limit of a hook; first level within it and the "
-        "target (200)",
-    )
-    capped = render_block(TWO, Budget(target=10, hard_cap=200, max_chars=250), words, NOW)
-    assert (capped.level, capped.reason) == (
-        "L2",
-        "none within the target (10); L0, L1 over the 250-character limit of a hook; first "
-        "level within it and the hard cap (200)",
+        "as much as fits within the target (200): Epic lines only (and within the 150-character "
+        "limit of a hook)",
     )
 
 
@@ -161,7 +310,9 @@ def test_ids_level_keeps_the_newest_that_fit_with_plus_n_older() -> None:
     epics = parse_permanent("".join(epic_text(i) for i in range(1, 31)))
     block = render_block(epics, Budget(target=10, hard_cap=25), words, NOW)
     assert block.level == "IDS"
-    assert block.reason == "no level within the hard cap (25); the newest IDs that fit it"
+    assert block.reason == (
+        "the Epic lines alone are over the hard cap (25); the newest IDs that fit it"
+    )
     lines = block.text.splitlines()
     assert lines[0] == STAMP
     assert lines[1].startswith("Epics: E-")
@@ -391,3 +542,76 @@ def test_never_over_the_hard_cap_with_the_estimate(text: str, budget: Budget) ->
     block = render_block(parse_permanent(text), budget, pm_tokens.estimate_tokens, NOW)
     check_block(block.text, budget.hard_cap, pm_tokens.estimate_tokens)
     assert count(block.text) <= budget.hard_cap  # and so in real tokens too
+
+
+# ---------------------------------------------------------------------------------------------
+# Properties of the fill rule, with the real encoding
+
+HEADINGS = (
+    "Architectural decisions",
+    "Gotchas discovered",
+    "Anti-patterns to avoid",
+    "Patterns that worked",
+    "Conflicts encountered",
+    "Tentative (low confidence — review)",
+)
+phrases = st.lists(
+    st.sampled_from(["cache", "retry", "ledger", "webhook", "idempotency", "Δ", "字", "(DEC-1)"]),
+    min_size=1,
+    max_size=25,
+).map(" ".join)
+
+
+@st.composite
+def structured_files(draw: st.DrawFn) -> str:
+    parts = []
+    for index in range(draw(st.integers(1, 9))):
+        parts.append(f"## Epic: E-{index} — {draw(phrases)}")
+        if draw(st.booleans()):
+            parts += [
+                f"<!-- af-memory:v2 epic=E-{index} confidence=0.80 items=1 -->",
+                draw(phrases),
+            ]
+        for heading in HEADINGS:
+            if draw(st.booleans()):
+                parts += [f"### {heading}", f"- {draw(phrases)}"]
+    return "\n".join(parts) + "\n"
+
+
+fill_budgets = st.builds(
+    lambda target, hard_cap: Budget(target, hard_cap), st.integers(1, 250), st.integers(40, 300)
+)
+
+
+@given(structured_files(), fill_budgets)
+def test_fill_properties_real_encoding(text: str, budget: Budget) -> None:
+    count = real_counter()
+    epics = parse_permanent(text)
+    block = render_block(epics, budget, count, NOW)
+    assert count(block.text) <= budget.hard_cap
+    if block.level == "IDS":
+        return
+    heads = [epic_line(epic, NOW, budget, count) for epic in epics]
+    by_epic = pm_render.epic_sub_lines(epics)
+    order = pm_render.removal_order(by_epic)
+    texts = pm_render.level_texts(epics, NOW, budget, count)
+    target = min(budget.target, budget.hard_cap)
+    # The limit: the target, unless even the Epic lines alone are over it.
+    assert block.limit == (target if count(texts["L3"]) <= target else budget.hard_cap)
+    assert block.text == pm_render.assemble(heads, by_epic, block.left_out)
+    assert count(block.text) <= block.limit
+    if count(texts["L0"]) <= target:
+        assert block.text == texts["L0"]
+    # No left-out line could be put back without passing the limit.
+    for line in block.left_out:
+        back = pm_render.assemble(heads, by_epic, [o for o in block.left_out if o != line])
+        assert count(back) > block.limit or len(back) > budget.max_chars
+    # Lines go in the seed's order, oldest epics first: stopping one line earlier in that
+    # order would not have fit.
+    if block.left_out:
+        last = max(order.index(line) for line in block.left_out)
+        earlier = pm_render.assemble(heads, by_epic, order[:last])
+        assert count(earlier) > block.limit or len(earlier) > budget.max_chars
+    # Per-line counts add up to the block's count (what the search relies on).
+    shown = block.text.splitlines()
+    assert sum(count(line + "\n") for line in shown) == count(block.text)

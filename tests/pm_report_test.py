@@ -30,12 +30,14 @@ CONTEXT = pm_report.Context("memory.md", "cl100k_base", "tiktoken, test", NOW)
 def test_summary_json_for_a_degraded_block() -> None:
     summary, tokenizer = summarise("tentative-dropped", Budget(target=80))
     data = pm_report.summary_json(summary, CONTEXT, tokenizer.count)
-    assert data["level"] == "L1" and data["reason"] == "first level within the target (80)"
+    assert data["level"] == "L1" and data["reason"] == (
+        "as much as fits within the target (80): tentative lines left out"
+    )
     assert data["levels"] == {
         "L0": {"tokens": 92, "drops": "nothing"},
         "L1": {"tokens": 77, "drops": "tentative lines"},
         "L2": {"tokens": 65, "drops": "tentative and patterns lines"},
-        "L3": {"tokens": 29, "drops": "all subsection lines"},
+        "L3": {"tokens": 29, "drops": "all sub-lines"},
         "IDS": {"tokens": 27, "drops": "intents, and the oldest epics beyond the hard cap"},
     }
     assert data["block_tokens"] == 77
@@ -143,13 +145,13 @@ def test_degraded_blocks_say_how_to_see_everything() -> None:
     summary, tokenizer = summarise("tentative-dropped", Budget(target=80))
     lines = pm_report.explain_text(summary, CONTEXT, tokenizer.count).splitlines()
     assert lines[-2:] == [
-        "chosen: L1, first level within the target (80)",
+        "chosen: L1, as much as fits within the target (80): tentative lines left out",
         "to show everything: a target of at least 92 (--target, or the plugin option token_target)",
     ]
     summary, tokenizer = summarise("ids-only")
     lines = pm_report.inspect_text(summary, CONTEXT, tokenizer.count).splitlines()
     assert lines[-2] == (
-        "chosen: IDS, no level within the hard cap (200); the newest IDs that fit it"
+        "chosen: IDS, the Epic lines alone are over the hard cap (200); the newest IDs that fit it"
     )
     assert lines[-1].startswith("everything needs ")
     assert lines[-1].endswith(
@@ -162,10 +164,10 @@ def test_when_characters_rule_out_everything_it_says_so() -> None:
     summary, tokenizer = summarise("v2-sections", Budget(target=200, hard_cap=200, max_chars=300))
     lines = pm_report.explain_text(summary, CONTEXT, tokenizer.count).splitlines()
     assert lines[-2] == (
-        "chosen: L3, L0, L1, L2 over the 300-character limit of a hook; first level within it "
-        "and the target (200)"
+        "chosen: L3, as much as fits within the target (200): tentative and 6 of 8 other lines "
+        "left out (and within the 300-character limit of a hook)"
     )
     assert lines[-1] == (
-        "everything is 553 characters, over the 300 a hook may print: archive old epics "
+        "everything is 630 characters, over the 300 a hook may print: archive old epics "
         "(permanent_memory.py archive) or shorten their first lines"
     )

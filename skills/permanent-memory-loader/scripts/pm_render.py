@@ -8,7 +8,7 @@
 # newline into the next line).
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -25,26 +25,25 @@ MAX_ID_CHARS = 40
 ELLIPSIS = "\u2026"
 SKIP_TOKENS = 8000
 LEVELS = ("L0", "L1", "L2", "L3", "IDS")
-# What each level leaves out, cumulatively, and the labels it keeps.
+# What each whole level leaves out, cumulatively. The block itself stops a line short of, or
+# partway into, a level: see render_block.
 LEVEL_DROPS = {
     "L0": "nothing",
     "L1": "tentative lines",
     "L2": "tentative and patterns lines",
-    "L3": "all subsection lines",
+    "L3": "all sub-lines",
     "IDS": "intents, and the oldest epics beyond the hard cap",
 }
-_KEEP = {
-    "L0": LABELS,
-    "L1": tuple(label for label in LABELS if label != "tentative"),
-    "L2": tuple(label for label in LABELS if label not in ("tentative", "patterns")),
-    "L3": (),
-}
-# The last line of a degraded block: what was left out, briefly.
-_NOTE = {
-    "L1": "(trimmed for the token budget: tentative lines left out)",
-    "L2": "(trimmed for the token budget: tentative and patterns lines left out)",
-    "L3": "(trimmed for the token budget: Epic lines only)",
-}
+# The sub-lines an epic can show, in display order: a v2 epic's one-line summary first, then
+# the first line of each labelled subsection.
+SHOWN_LABELS = ("summary", *LABELS)
+# Degrading removes sub-lines by group, a group at a time: tentative lines, then patterns
+# lines, then the others (each epic's from its last line up, so its summary goes last).
+TENTATIVE, PATTERNS, OTHER = 0, 1, 2
+_GROUP_NAMES = ("tentative", "patterns", "other")
+_GROUP_LEVELS = ("L1", "L2", "L3")
+_NOTE_START = "(trimmed for the token budget: "
+EPIC_LINES_ONLY = _NOTE_START + "Epic lines only)"
 
 Counter = Callable[[str], int]
 
@@ -57,12 +56,22 @@ class Budget(NamedTuple):
     max_chars: int = 9000  # hooks must stay under 10,000 characters
 
 
+class SubLine(NamedTuple):
+    epic: int  # index of its epic
+    label: str  # one of SHOWN_LABELS
+    text: str  # the line as shown: `  label: first line`
+    group: int  # TENTATIVE, PATTERNS or OTHER: the degrading step that removes it
+
+
 class Block(NamedTuple):
     text: str  # what is printed: "" or the stamp, lines, newline at the end
-    level: str  # one of LEVELS, "empty" (no epics) or "skipped" (file too large)
-    levels: dict[str, str]  # every level's text (L0..L3 and IDS), for --explain and JSON
-    tokens: dict[str, int]  # counts made while choosing (levels not needed are not counted)
-    reason: str  # why this level, in words
+    level: str  # "L0" (nothing left out), the furthest level a left-out line belongs to,
+    # "IDS", "empty" (no epics) or "skipped" (file too large)
+    levels: dict[str, str]  # every whole level's text (L0..L3 and IDS), for --explain and JSON
+    tokens: dict[str, int]  # counts of whole levels made while choosing
+    reason: str  # why this block, in words
+    limit: int = 0  # the token limit the block was filled to (target or hard cap)
+    left_out: tuple[SubLine, ...] = ()  # sub-lines not shown, in the order they were removed
 
 
 def cut_line(text: str, limit: int = MAX_LINE_CHARS) -> str:
@@ -126,18 +135,190 @@ def epic_line(epic: Epic, now: datetime, budget: Budget, count: Counter) -> str:
     return cut_line(assemble(max(id_chars, 1), 0))
 
 
-def sub_lines(epic: Epic, labels: Sequence[str]) -> list[str]:
-    """`  label: first line` for each kept label that has a non-empty first line."""
-    lines = []
-    for label in labels:
-        for sub in epic.subsections:
-            if sub.label != label:
-                continue
+def first_line(epic: Epic, label: str) -> str:
+    """The text a label's sub-line shows ("" for none): a v2 epic's summary, or the first
+    non-empty line of the first subsection with that label."""
+    if label == "summary":
+        return safe_text(epic.summary or "")
+    for sub in epic.subsections:
+        if sub.label == label:
             shown = next((s for s in (safe_text(entry) for entry in sub.entries) if s), "")
             if shown:
-                lines.append(cut_line(memory_text.neutralise_markup(f"  {label}: {shown}")))
-                break
+                return shown
+    return ""
+
+
+def sub_lines(epic: Epic, labels: Sequence[str]) -> list[str]:
+    """`  label: first line` for each kept label that has one."""
+    lines = []
+    for label in labels:
+        shown = first_line(epic, label)
+        if shown:
+            lines.append(cut_line(memory_text.neutralise_markup(f"  {label}: {shown}")))
     return lines
+
+
+def group_of(label: str) -> int:
+    return {"tentative": TENTATIVE, "patterns": PATTERNS}.get(label, OTHER)
+
+
+def epic_sub_lines(epics: Sequence[Epic]) -> list[list[SubLine]]:
+    """Each epic's sub-lines, in display order."""
+    return [
+        [
+            SubLine(index, label, line, group_of(label))
+            for label, line in zip(
+                [label for label in SHOWN_LABELS if first_line(epic, label)],
+                sub_lines(epic, SHOWN_LABELS),
+            )
+        ]
+        for index, epic in enumerate(epics)
+    ]
+
+
+def removal_order(by_epic: Sequence[Sequence[SubLine]]) -> list[SubLine]:
+    """The order degrading removes sub-lines in: tentative lines, then patterns lines, then
+    the rest, oldest epic (first in the file) first within each; the rest of an epic from its
+    last line up, so its decisions and a v2 summary go last."""
+    order = [
+        line
+        for group in (TENTATIVE, PATTERNS)
+        for lines in by_epic
+        for line in lines
+        if line.group == group
+    ]
+    for lines in by_epic:
+        order.extend(line for line in reversed(lines) if line.group == OTHER)
+    return order
+
+
+def group_counts(lines: Iterable[SubLine]) -> tuple[int, int, int]:
+    counts = [0, 0, 0]
+    for line in lines:
+        counts[line.group] += 1
+    return counts[0], counts[1], counts[2]
+
+
+def trim_note(removed: Sequence[int], totals: Sequence[int]) -> str:
+    """The last line of a block that left sub-lines out, saying which, briefly; "" if none.
+    `removed` and `totals` are per group (tentative, patterns, other)."""
+    if not any(removed):
+        return ""
+    if list(removed) == list(totals):
+        return EPIC_LINES_ONLY
+    parts = []
+    for name, gone, of in zip(_GROUP_NAMES, removed, totals):
+        if gone:
+            parts.append(name if gone == of else f"{gone} of {of} {name}")
+    listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    return f"{_NOTE_START}{listed} lines left out)"
+
+
+def assemble(
+    heads: Sequence[str], by_epic: Sequence[Sequence[SubLine]], left_out: Iterable[SubLine]
+) -> str:
+    """The block: stamp, each Epic line with its sub-lines not left out, the note."""
+    gone = set(left_out)
+    lines = [STAMP]
+    for head, subs in zip(heads, by_epic):
+        lines.append(head)
+        lines.extend(line.text for line in subs if line not in gone)
+    every = [line for subs in by_epic for line in subs]
+    note = trim_note(group_counts(gone), group_counts(every))
+    if note:
+        lines.append(note)
+    return "\n".join(lines) + "\n"
+
+
+def level_of(left_out: Sequence[SubLine]) -> str:
+    return _GROUP_LEVELS[max(line.group for line in left_out)] if left_out else "L0"
+
+
+def level_texts(
+    epics: Sequence[Epic], now: datetime, budget: Budget, count: Counter
+) -> dict[str, str]:
+    """The whole levels L0..L3: each leaves out every sub-line of its step and the steps
+    before it."""
+    heads = [epic_line(epic, now, budget, count) for epic in epics]
+    by_epic = epic_sub_lines(epics)
+    order = removal_order(by_epic)
+    texts = {"L0": assemble(heads, by_epic, [])}
+    for group, level in enumerate(_GROUP_LEVELS):
+        texts[level] = assemble(heads, by_epic, [line for line in order if line.group <= group])
+    return texts
+
+
+def fill(
+    heads: Sequence[str],
+    by_epic: Sequence[Sequence[SubLine]],
+    limit: int,
+    count: Counter,
+    max_chars: int,
+) -> list[SubLine] | None:
+    """The sub-lines to leave out so the block keeps as much as fits within `limit` tokens
+    and `max_chars` characters: remove lines in removal order until the block fits, then put
+    back every removed line (the latest removed first) that still fits. None when even the
+    Epic lines alone do not fit.
+
+    The search adds up per-line counts (a line and its newline), which for cl100k_base and the
+    byte estimate is the block's count; the block found is then counted whole, and lines are
+    removed further should a counter not add up that way."""
+    order = removal_order(by_epic)
+    every = [line for subs in by_epic for line in subs]
+    totals = group_counts(every)
+    costs: dict[str, int] = {}
+
+    def cost(line: str) -> int:
+        if line not in costs:
+            costs[line] = count(line + "\n")
+        return costs[line]
+
+    # Running sums of what is shown: tokens, characters, and sub-lines removed per group.
+    tokens = cost(STAMP) + sum(cost(head) for head in heads)
+    tokens += sum(cost(line.text) for line in every)
+    chars = len(STAMP) + 1 + sum(len(text) + 1 for text in heads)
+    chars += sum(len(line.text) + 1 for line in every)
+    removed = [0, 0, 0]
+
+    def fits_with(change: SubLine | None = None, sign: int = 0) -> bool:
+        # Whether the block fits as it is, or with `change` removed (sign 1) or put back (-1).
+        delta = [0, 0, 0]
+        if change is not None:
+            delta[change.group] = sign
+        note = trim_note([gone + d for gone, d in zip(removed, delta)], totals)
+        line = change.text if change is not None else ""
+        shown = tokens - sign * (cost(line) if line else 0) + (cost(note) if note else 0)
+        length = chars - sign * (len(line) + 1 if line else 0) + (len(note) + 1 if note else 0)
+        return shown <= limit and length <= max_chars
+
+    def move(line: SubLine, sign: int) -> None:
+        nonlocal tokens, chars
+        removed[line.group] += sign
+        tokens -= sign * cost(line.text)
+        chars -= sign * (len(line.text) + 1)
+
+    left_out: list[SubLine] = []
+    for line in order:
+        if fits_with():
+            break
+        move(line, 1)
+        left_out.append(line)
+    if not fits_with():
+        return None
+    changed = True
+    while changed:  # a put-back line changes the note, so look again until nothing fits
+        changed = False
+        for line in reversed(list(left_out)):
+            if fits_with(line, -1):
+                move(line, -1)
+                left_out.remove(line)
+                changed = True
+    rest = [line for line in order if line not in left_out]
+    while not fits(assemble(heads, by_epic, left_out), limit, count, max_chars):
+        if not rest:
+            return None
+        left_out.append(rest.pop(0))
+    return [line for line in order if line in left_out]
 
 
 def _ids_block(epics: Sequence[Epic], kept: int, width: int = MAX_LINE_CHARS) -> str:
@@ -162,23 +343,6 @@ def _ids_block(epics: Sequence[Epic], kept: int, width: int = MAX_LINE_CHARS) ->
     return "\n".join(lines) + "\n"
 
 
-def level_texts(
-    epics: Sequence[Epic], now: datetime, budget: Budget, count: Counter
-) -> dict[str, str]:
-    """The L0..L3 blocks."""
-    heads = [epic_line(epic, now, budget, count) for epic in epics]
-    texts = {}
-    for level, keep in _KEEP.items():
-        lines = [STAMP]
-        for epic, head in zip(epics, heads):
-            lines.append(head)
-            lines.extend(sub_lines(epic, keep))
-        if level in _NOTE:
-            lines.append(_NOTE[level])
-        texts[level] = "\n".join(lines) + "\n"
-    return texts
-
-
 def ids_text(epics: Sequence[Epic], budget: Budget, count: Counter) -> str:
     """The IDS block: as many of the newest epics' IDs as fit the hard cap, and `+N older`."""
     low, high = 0, len(epics)
@@ -192,10 +356,15 @@ def ids_text(epics: Sequence[Epic], budget: Budget, count: Counter) -> str:
 
 
 def render_block(epics: Sequence[Epic], budget: Budget, count: Counter, now: datetime) -> Block:
-    """The block to show: the first level within the target, else the first within the hard
-    cap, else the newest IDs that fit the hard cap. Never over the hard cap."""
+    """The block to show. Everything when it fits the target. Otherwise sub-lines are left out
+    a line at a time (tentative, then patterns, then the rest; oldest epics first within each
+    step) keeping as much as fits within the target; when even the Epic lines alone are over
+    the target, as much as fits within the hard cap; when they are over the hard cap too, the
+    newest IDs that fit it. Never over the hard cap."""
     if not epics:
         return Block("", "empty", {}, {}, "no epics in the file")
+    heads = [epic_line(epic, now, budget, count) for epic in epics]
+    by_epic = epic_sub_lines(epics)
     texts = level_texts(epics, now, budget, count)
     tokens: dict[str, int] = {}
 
@@ -208,31 +377,37 @@ def render_block(epics: Sequence[Epic], budget: Budget, count: Counter, now: dat
         return count_once
 
     target, cap = min(budget.target, budget.hard_cap), budget.hard_cap
-    # Levels ruled out by the character limit of a hook rather than by tokens: say so.
-    too_long = [level for level in _KEEP if len(texts[level]) > budget.max_chars]
-    rules = (
-        (target, "", f"the target ({target})"),
-        (cap, f"none within the target ({target}); ", f"the hard cap ({cap})"),
-    )
-    for limit, before, within in rules:
-        for level in ("L0", "L1", "L2", "L3"):
-            if fits(texts[level], limit, counted(level), budget.max_chars):
-                skipped = [other for other in too_long if other < level]
-                if skipped:
-                    reason = (
-                        f"{before}{', '.join(skipped)} over the {budget.max_chars:,}-character "
-                        f"limit of a hook; first level within it and {within}"
-                    )
-                else:
-                    reason = f"{before}first level within {within}"
-                return Block(texts[level], level, texts, tokens, reason)
+    chars = budget.max_chars
+    if fits(texts["L0"], target, counted("L0"), chars):
+        return Block(
+            texts["L0"], "L0", texts, tokens, f"everything within the target ({target})", target
+        )
+    if fits(texts["L3"], target, counted("L3"), chars):
+        limit, before, within = target, "", f"the target ({target})"
+    elif fits(texts["L3"], cap, counted("L3"), chars):
+        limit = cap
+        before = f"the Epic lines alone are over the target ({target}); "
+        within = f"the hard cap ({cap})"
+    else:
+        limit = 0
+    left_out = fill(heads, by_epic, limit, count, chars) if limit else None
+    if left_out is not None:
+        text = assemble(heads, by_epic, left_out)
+        if not left_out:
+            reason = f"{before}everything within {within}"
+        else:
+            what = text.rstrip("\n").rsplit("\n", 1)[1][len(_NOTE_START) : -1]
+            reason = f"{before}as much as fits within {within}: {what}"
+        if len(texts["L0"]) > chars:
+            reason += f" (and within the {chars:,}-character limit of a hook)"
+        return Block(text, level_of(left_out), texts, tokens, reason, limit, tuple(left_out))
     texts["IDS"] = ids_text(epics, budget, count)
-    if fits(texts["IDS"], cap, counted("IDS"), budget.max_chars):
-        reason = f"no level within the hard cap ({cap}); the newest IDs that fit it"
-        return Block(texts["IDS"], "IDS", texts, tokens, reason)
+    if fits(texts["IDS"], cap, counted("IDS"), chars):
+        reason = f"the Epic lines alone are over the hard cap ({cap}); the newest IDs that fit it"
+        return Block(texts["IDS"], "IDS", texts, tokens, reason, cap)
     # A hard cap too small even for the stamp and the note: the stamp alone, or nothing.
     fallback = STAMP + "\n" if fits(STAMP + "\n", budget.hard_cap, count) else ""
-    return Block(fallback, "IDS", texts, tokens, f"hard cap ({budget.hard_cap}) too small")
+    return Block(fallback, "IDS", texts, tokens, f"hard cap ({budget.hard_cap}) too small", cap)
 
 
 def human_size(size: int) -> str:
