@@ -595,10 +595,10 @@ def build_parser() -> argparse.ArgumentParser:
         "check",
         help="validate the file's format; exit 1 on errors",
         description="One line per finding, PATH:LINE: LEVEL: MESSAGE, then a summary per file. "
-        "Errors: unknown subsections, missing or unreadable Completed lines, duplicate IDs, "
+        "Errors: unknown subsections, unreadable Completed dates, duplicate IDs, "
         "conflict markers and epics torn by a line-based merge, a file over --max-tokens. "
-        f"Warnings: lines the loader cuts, epics over {MAX_EPIC_TOKENS} tokens. "
-        "Exit 1 when there is an error.",
+        f"Warnings: lines the loader cuts, epics over {MAX_EPIC_TOKENS} tokens, epics without "
+        "a completion date. Exit 1 when there is an error.",
     )
     common(
         check, "file to check, or - for stdin (default: PROJECT/.claude/memory/permanent_memory.md)"

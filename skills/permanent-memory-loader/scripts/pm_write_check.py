@@ -67,16 +67,16 @@ def _line_of(lines: Sequence[str], start: int, end: int, entry: str) -> int:
     return start
 
 
-def _epic_findings(
-    epic: Epic, lines: Sequence[str], line_count: Counter, line_budget: Budget
-) -> list[Finding]:
-    name = safe_text(epic.epic_id) or "?"  # file text, shown in a terminal: cleaned
-    heading = epic.start_line + 1
-    findings = []
-    if not epic.epic_id:
-        findings.append(Finding(heading, ERROR, "epic heading without an ID"))
+# Subsections the producer writes that the block does not show: never an error.
+PRODUCER_SUBSECTIONS = ("cross-cutting concerns",)
+
+
+def _subsection_findings(epic: Epic, name: str) -> list[Finding]:
     known = ", ".join(HEADINGS[field].split(" (")[0] for field in HEADINGS)
+    findings = []
     for index, title in epic.unknown_subsections:
+        if " ".join(title.casefold().split()).rstrip(":").strip() in PRODUCER_SUBSECTIONS:
+            continue
         findings.append(
             Finding(
                 index + 1,
@@ -85,8 +85,30 @@ def _epic_findings(
                 f"(known: {known})",
             )
         )
+    return findings
+
+
+def _no_completed(epic: Epic, name: str) -> Finding:
+    """A missing date is not an error (the v2 form often has none): staleness cannot be judged."""
+    where = "a **Completed:** line or completed= in the v2 marker"
+    return Finding(
+        epic.start_line + 1,
+        WARNING,
+        f"{name}: no completion date, so the loader cannot tell when it goes stale; add {where}",
+    )
+
+
+def _epic_findings(
+    epic: Epic, lines: Sequence[str], line_count: Counter, line_budget: Budget
+) -> list[Finding]:
+    name = safe_text(epic.epic_id) or "?"  # file text, shown in a terminal: cleaned
+    heading = epic.start_line + 1
+    findings = []
+    if not epic.epic_id:
+        findings.append(Finding(heading, ERROR, "epic heading without an ID"))
+    findings.extend(_subsection_findings(epic, name))
     if epic.completed is None:
-        findings.append(Finding(heading, ERROR, f"{name}: no **Completed:** line"))
+        findings.append(_no_completed(epic, name))
     elif epic.completed_at is None:
         where = epic.start_line if epic.completed_line is None else epic.completed_line
         findings.append(
