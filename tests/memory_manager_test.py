@@ -99,6 +99,39 @@ def test_workflow_cp_s0_to_cp_close_golden(run: Any, tmp_path: Path) -> None:
     )
 
 
+def test_orchestrator_session_start_to_cp_close_through_stdin_golden(
+    run: Any, tmp_path: Path
+) -> None:
+    # The calls a workflow orchestrator makes, in order, each as JSON on stdin: a first save
+    # with only the memory folder, project name, status and session timestamp; a project name
+    # with the -{YYYYMMDD-HHMM} suffix of a name clash; a field of its own (target_platforms);
+    # per-entity checkpoints CP-S3-{entity} with a 64-character entity name; CP-CLOSE.
+    (tmp_path / "memory").mkdir()
+    name = "invoice-router-20261201-0915"
+    target = tmp_path / "memory" / f"2026-12-01-09-15-{name}.md"
+    steps = sorted((SNAPSHOTS / "orchestrator").glob("*.json"))
+    assert len(steps) == 7
+    for step_file in steps:
+        step = json.loads(step_file.read_text(encoding="utf-8"))
+        result = run(["save", "--input", "-", *step["args"]], json.dumps(step["input"]).encode())
+        assert (result.code, result.err) == (0, ""), step_file.name
+        assert Path(result.out.rstrip("\n")).resolve() == target.resolve()
+        golden(step_file.with_suffix(".md"), target.read_text(encoding="utf-8"))
+    text = target.read_text(encoding="utf-8")
+    front = yaml.safe_load(text.split("\n---\n", 1)[0][4:])
+    assert front["target_platforms"] == ["antigravity", "claude-code"]  # kept on every merge
+    assert list(front)[-1] == "target_platforms"  # after the seed's keys
+    entity = "age-spe-invoice-line-reconciler-for-multi-currency-ledger-export"
+    assert len(entity) == 64 and f"CP-S3-{entity}" in front["checkpoints-approved"]
+    result = run(["load-last", "--project-name", name, "--now", "2026-12-01T12:00:00Z"])
+    assert result.code == 0 and result.err == ""
+    golden(SNAPSHOTS / "load-last" / f"{name}.txt", result.out)
+    assert result.out.startswith(
+        f"{STAMP}\nResuming `{name}` (last touched 15 minutes ago, status: completed at CP-CLOSE)\n"
+    )
+    assert "target_platforms:\n- antigravity\n- claude-code\n" in result.out
+
+
 def test_every_golden_snapshot_parses_back_with_safe_load() -> None:
     for path in sorted((SNAPSHOTS / "workflow").glob("*.md")):
         text = path.read_text(encoding="utf-8")
@@ -195,7 +228,7 @@ def test_invalid_input_one_line_exit_1_nothing_written(
         (
             ["--checkpoints-approved", "CP-S0", "bad id"],
             "checkpoints_approved[1] must be an ID like "
-            "CP-S2 or S0: letters, digits, '.', '_' or '-', at most 64 characters (got 'bad id')",
+            "CP-S2 or S0: letters, digits, '.', '_' or '-', at most 96 characters (got 'bad id')",
         ),
         (
             ["--now", "soon"],
@@ -629,6 +662,27 @@ def test_load_last_no_match(run: Any, memory: Path) -> None:
         "project": "foo",
         "message": "No previous memory found for project 'foo'",
     }
+
+
+def test_a_misnamed_snapshot_gets_one_warning_then_the_usual_result(run: Any, memory: Path) -> None:
+    # A name a workflow's docs use for a snapshot: it ends in -foo.md but has no time.
+    (memory / "2026-04-27-foo.md").write_text("---\nproject-name: foo\n---\n", encoding="utf-8")
+    (memory / "2026-04-28-foo.md").write_text("---\nproject-name: foo\n---\n", encoding="utf-8")
+    (memory / ".gitkeep").write_text("", encoding="utf-8")
+    (memory / "welcome-shown.md").write_text("hi\n", encoding="utf-8")
+    args = ["load-last", "--memory-dir", str(memory), "--project-name"]
+    assert run([*args, "foo"]) == Result(
+        0,
+        "No previous memory found for project 'foo'\n",
+        f"warning: {memory / '2026-04-27-foo.md'} and 1 more not read: a snapshot of 'foo' is "
+        "named YYYY-MM-DD-HH-MM-foo.md\n",
+    )
+    write_snapshot(memory, "2026-05-02-10-00", "foo")
+    found = run([*args, "foo", "--now", "2026-05-02T12:00:00Z"])
+    assert found.code == 0 and found.out.startswith(f"{STAMP}\nResuming `foo` (last touched 2")
+    assert found.err.count("\n") == 1 and "2026-04-27-foo.md and 1 more not read" in found.err
+    # Other files stay quiet, and so does another project's snapshot ending the same way.
+    assert run([*args, "system", "--now", "2026-05-03T13:30:00Z"]).err == ""
 
 
 @pytest.mark.parametrize(

@@ -289,3 +289,17 @@ def test_helpers_are_importable_from_the_script_folder_alone() -> None:
         check=True,
     ).stdout
     assert out == "2026-05-01-14-30-p.md\n"
+
+
+def test_misnamed_names_end_in_the_project_but_are_no_snapshot_name() -> None:
+    names = [
+        "2026-04-27-foo.md",
+        "2026-05-01-10-00-foo.md",
+        "2026-05-01-10-00-bar-foo.md",  # a snapshot of bar-foo, not misnamed
+        "notes-foo.md",
+        ".hidden-foo.md",
+        "welcome-shown.md",
+        ".gitkeep",
+    ]
+    assert mm_store.misnamed(names, "foo") == ["2026-04-27-foo.md", "notes-foo.md"]
+    assert mm_store.misnamed(names, "bar") == []

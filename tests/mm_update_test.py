@@ -12,7 +12,7 @@ BASE = {"project_name": "p", "session_timestamp": "2026-05-01-14-30"}
 T0 = datetime(2026, 5, 1, 14, 35, tzinfo=timezone.utc)
 NAME_FORM = "1-64 characters of letters, digits, '.', '_' or '-', not starting with '.'"
 TS_FORM = "a real UTC date-time as YYYY-MM-DD-HH-MM, e.g. 2026-05-01-14-30"
-ID_FORM = "an ID like CP-S2 or S0: letters, digits, '.', '_' or '-', at most 64 characters"
+ID_FORM = "an ID like CP-S2 or S0: letters, digits, '.', '_' or '-', at most 96 characters"
 FIELDS = (
     "project_name, session_timestamp, mode, status, last_checkpoint, checkpoints_approved, "
     "checkpoint_decisions, target_dir, session_summary, steps_completed, active_state, "
@@ -149,8 +149,77 @@ INVALID: list[tuple[dict[str, Any], str]] = [
     ),
     ({**BASE, "key_decisions": "x"}, "key_decisions must be an array of strings (got string)"),
     ({**BASE, "key_decisions": [None]}, "key_decisions[0] must be a string (got null)"),
-    ({**BASE, "sumary": "x"}, f"unknown input field 'sumary'; accepted: {FIELDS}"),
+    (
+        {**BASE, "sumary": "x"},
+        f"unknown input field 'sumary'; did you mean 'session_summary'? accepted: {FIELDS}",
+    ),
+    # A caller's own fields: a typo of a known one, a name the manager writes, a bad name or
+    # shape, too much.
+    (
+        {**BASE, "target-dir": "x"},
+        f"unknown input field 'target-dir'; did you mean 'target_dir'? accepted: {FIELDS}",
+    ),
+    (
+        {**BASE, "last_chekpoint": "CP-S0"},
+        f"unknown input field 'last_chekpoint'; did you mean 'last_checkpoint'? accepted: {FIELDS}",
+    ),
+    (
+        {**BASE, "schema_version": 2},
+        f"unknown input field 'schema_version'; the memory manager writes it; accepted: {FIELDS}",
+    ),
+    (
+        {**BASE, "Target Platforms": ["x"]},
+        "unknown input field 'Target Platforms': an own field needs a lower-case name of letters, "
+        f"digits, '_' or '-', at most 40 characters; accepted: {FIELDS}",
+    ),
+    (
+        {**BASE, "target_platforms": {"a": 1}},
+        "target_platforms must be a string, a number, true/false or a list of them (got object)",
+    ),
+    (
+        {**BASE, "target_platforms": ["a", ["b"]]},
+        "target_platforms[1] must be a string, a number, true/false or a list of them (got array)",
+    ),
+    ({**BASE, "notes_extra": "x" * 1001}, "notes_extra is over 1000 characters; keep it short"),
+    ({**BASE, "tags": list(range(51))}, "tags has over 50 items"),
+    (
+        {**BASE, **{f"own_{i}": i for i in range(21)}},
+        "more than 20 own fields; keep the snapshot small",
+    ),
 ]
+
+
+def test_own_fields_are_kept_validated_and_merged() -> None:
+    update = mm_update.parse_input(
+        {**BASE, "target_platforms": ["antigravity", "claude-code"], "retries": 2, "beta": True}
+    )
+    assert update.extra == {
+        "target_platforms": ["antigravity", "claude-code"],
+        "retries": 2,
+        "beta": True,
+    }
+    first = mm_update.merge(None, update, T0)
+    later = mm_update.merge(first, mm_update.parse_input({**BASE, "retries": 3}), T0)
+    assert later.extra == {
+        "target_platforms": ["antigravity", "claude-code"],
+        "retries": 3,
+        "beta": True,
+    }
+    text = mm_snapshot.format_snapshot(later)
+    front = text.split("\n---\n", 1)[0]
+    assert front.endswith("target_platforms:\n- antigravity\n- claude-code\nretries: 3\nbeta: true")
+    assert mm_snapshot.parse_snapshot(text).extra == later.extra
+    secret = mm_update.parse_input({**BASE, "deploy_note": "token ghp_" + "a" * 36})
+    redacted, found = mm_update.redact_snapshot(mm_update.merge(None, secret, T0))
+    assert (redacted.extra["deploy_note"], found) == ("token [REDACTED]", ["deploy_note"])
+
+
+def test_ids_fit_a_checkpoint_per_64_character_entity() -> None:
+    entity = "age-spe-" + "x" * 56
+    update = mm_update.parse_input({**BASE, "last_checkpoint": f"CP-S3-{entity}"})
+    assert update.last_checkpoint == f"CP-S3-{entity}" and len(entity) == 64
+    with pytest.raises(mm_snapshot.InvalidField, match="at most 96 characters"):
+        mm_update.parse_input({**BASE, "last_checkpoint": "C" * 97})
 
 
 @pytest.mark.parametrize(("data", "message"), INVALID)

@@ -308,7 +308,9 @@ def load_last(args: Any) -> int:
     memory_dir = Path(args.memory_dir) if args.memory_dir else default_memory_dir(os.environ)
     found, skipped = None, 0
     if memory_dir.is_dir():
-        candidates = mm_store.newest_first(_listing(memory_dir), project)
+        names = _listing(memory_dir)
+        _warn_misnamed(memory_dir, names, project)
+        candidates = mm_store.newest_first(names, project)
         found, skipped = first_readable(memory_dir, candidates)
     else:
         say(f"note: memory directory not found at {memory_dir}")
@@ -335,6 +337,18 @@ def load_last(args: Any) -> int:
     else:
         sys.stdout.write(mm_render.load_last_block(project, found, now))
     return 0
+
+
+def _warn_misnamed(memory_dir: Path, names: list[str], project: str) -> None:
+    odd = mm_store.misnamed(names, project)
+    if not odd:
+        return
+    shown = memory_text.clean(str(memory_dir / odd[0]))
+    more = f" and {len(odd) - 1} more" if len(odd) > 1 else ""
+    say(
+        f"warning: {shown}{more} not read: a snapshot of '{project}' is named "
+        f"YYYY-MM-DD-HH-MM-{project}.md"
+    )
 
 
 def _no_memory(output_format: str, project: str) -> int:

@@ -22,7 +22,7 @@ SECTIONS = ("Session summary", "Steps completed", "Active state", "Key decisions
 PROJECT_FORM = "1-64 characters of letters, digits, '.', '_' or '-', not starting with '.'"
 
 _PROJECT = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}")
-_STEP_ITEM = re.compile(r"- ([A-Za-z0-9][A-Za-z0-9._-]{0,63}):(?: (.*))?")
+_STEP_ITEM = re.compile(r"- ([A-Za-z0-9][A-Za-z0-9._-]{0,95}):(?: (.*))?")
 _ESCAPED_HEADING = re.compile(r"(\\*)## (?:" + "|".join(SECTIONS) + r")")
 
 

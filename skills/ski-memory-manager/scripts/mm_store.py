@@ -76,6 +76,19 @@ def newest_first(names: Iterable[str], project: str) -> Iterator[str]:
             yield name
 
 
+def misnamed(names: Iterable[str], project: str) -> list[str]:
+    """Names that end in `-{project}.md` but are not a snapshot name at all (say
+    `2026-04-27-foo.md`), sorted: load-last cannot read them, and says so. A snapshot of
+    another project whose name merely ends the same way (`…-foo-system.md` for `system`) is
+    not one of them."""
+    suffix = f"-{project}{SUFFIX}"
+    return sorted(
+        name
+        for name in names
+        if name.endswith(suffix) and not name.startswith(".") and split_name(name) is None
+    )
+
+
 def projects(names: Iterable[str]) -> dict[str, list[str]]:
     """Snapshot names grouped by project, each group newest session first."""
     groups: dict[str, list[str]] = {}

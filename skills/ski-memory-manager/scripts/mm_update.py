@@ -2,6 +2,7 @@
 # from it, and merging it into the snapshot already saved for that session. Pure functions.
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime
@@ -40,7 +41,11 @@ MODES = ("architect", "express")
 STATUSES = ("in-progress", "paused", "completed")
 OPTIONS = ("A", "B", "C", "D")
 TIMESTAMP_FORM = "a real UTC date-time as YYYY-MM-DD-HH-MM, e.g. 2026-05-01-14-30"
-ID_FORM = "an ID like CP-S2 or S0: letters, digits, '.', '_' or '-', at most 64 characters"
+# Long enough for a per-entity checkpoint, CP-S3-{entity}, with a 64-character entity name.
+MAX_ID_CHARS = 96
+ID_FORM = (
+    f"an ID like CP-S2 or S0: letters, digits, '.', '_' or '-', at most {MAX_ID_CHARS} characters"
+)
 INPUT_FIELDS = (
     "project_name",
     "session_timestamp",
@@ -58,7 +63,27 @@ INPUT_FIELDS = (
 # Accepted in --input for compatibility with the original field table, but computed here.
 COMPUTED_FIELDS = ("last_session_at", "updated_at")
 
-_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+_ID = re.compile(rf"[A-Za-z0-9][A-Za-z0-9._-]{{0,{MAX_ID_CHARS - 1}}}")
+# A caller's own fields (beyond INPUT_FIELDS): a lower-case name, a scalar or a list of them.
+_EXTRA_NAME = re.compile(r"[a-z][a-z0-9_-]{0,39}")
+EXTRA_NAME_FORM = "a lower-case name of letters, digits, '_' or '-', at most 40 characters"
+MAX_EXTRA_FIELDS = 20
+MAX_EXTRA_TEXT = 1000
+MAX_EXTRA_ITEMS = 50
+# Front matter keys the manager writes itself; an own field may not take one of these names.
+OWNED_KEYS = (
+    "schema_version",
+    "project-name",
+    "session",
+    "mode",
+    "status",
+    "last-checkpoint",
+    "checkpoints-approved",
+    "checkpoint_decisions",
+    "target-dir",
+    "last_session_at",
+    "updated_at",
+)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -77,6 +102,7 @@ class Update(NamedTuple):
     steps_completed: Mapping[str, str] | None = None
     active_state: str | None = None
     key_decisions: tuple[str, ...] | None = None
+    extra: Mapping[str, Any] = {}  # the caller's own fields, validated, in input order
 
 
 # --- input -------------------------------------------------------------------------------------
@@ -159,13 +185,70 @@ def _string_list(name: str, value: object, item: Any) -> tuple[str, ...]:
     return tuple(item(f"{name}[{i}]", v) for i, v in enumerate(value))
 
 
-def parse_input(data: Mapping[str, object]) -> Update:
-    """Validate save input (the JSON field names); raise InvalidField on the first problem."""
-    for key in data:
-        if key not in INPUT_FIELDS and key not in COMPUTED_FIELDS and key != "memory_dir":
+def _extra_scalar(name: str, value: object) -> str | int | float | bool:
+    if isinstance(value, str):
+        text = normalise_text(value)
+        if len(text) > MAX_EXTRA_TEXT:
+            raise InvalidField(f"{name} is over {MAX_EXTRA_TEXT} characters; keep it short")
+        return text
+    if isinstance(value, (bool, int)):
+        if not isinstance(value, bool) and abs(value) >= 2**63:
+            raise InvalidField(f"{name} is too large a number")
+        return value
+    if isinstance(value, float) and value == value and abs(value) != float("inf"):
+        return value
+    raise InvalidField(
+        f"{name} must be a string, a number, true/false or a list of them (got {json_type(value)})"
+    )
+
+
+def typo_of(key: str) -> str | None:
+    """The known field `key` is most likely a misspelling of, if any: close to a field, to its
+    hyphenated spelling, or to one of its words (`sumary` for session_summary)."""
+    candidates: dict[str, str] = {}
+    for field in INPUT_FIELDS:
+        candidates[field] = candidates[field.replace("_", "-")] = field
+        for word in field.split("_"):
+            if len(word) >= 4:
+                candidates.setdefault(word, field)
+    close = difflib.get_close_matches(key.casefold(), list(candidates), n=1, cutoff=0.8)
+    return candidates[close[0]] if close else None
+
+
+def extra_fields(data: Mapping[str, object]) -> dict[str, Any]:
+    """The caller's own fields of a save input, validated: each a scalar or a list of scalars
+    under a sane name. A name close to a known field is taken for a typo of it."""
+    extra: dict[str, Any] = {}
+    known = (*INPUT_FIELDS, *COMPUTED_FIELDS, "memory_dir")
+    for key, value in data.items():
+        if key in known or value is None:
+            continue
+        meant = typo_of(str(key))
+        if meant is not None or str(key) in OWNED_KEYS:
+            hint = f"did you mean {got(meant)}?" if meant else "the memory manager writes it;"
             raise InvalidField(
-                f"unknown input field {got(key)}; accepted: {', '.join(INPUT_FIELDS)}"
+                f"unknown input field {got(key)}; {hint} accepted: {', '.join(INPUT_FIELDS)}"
             )
+        if not isinstance(key, str) or _EXTRA_NAME.fullmatch(key) is None:
+            raise InvalidField(
+                f"unknown input field {got(key)}: an own field needs {EXTRA_NAME_FORM}; "
+                f"accepted: {', '.join(INPUT_FIELDS)}"
+            )
+        if isinstance(value, list):
+            if len(value) > MAX_EXTRA_ITEMS:
+                raise InvalidField(f"{key} has over {MAX_EXTRA_ITEMS} items")
+            extra[key] = [_extra_scalar(f"{key}[{i}]", item) for i, item in enumerate(value)]
+        else:
+            extra[key] = _extra_scalar(key, value)
+        if len(extra) > MAX_EXTRA_FIELDS:
+            raise InvalidField(f"more than {MAX_EXTRA_FIELDS} own fields; keep the snapshot small")
+    return extra
+
+
+def parse_input(data: Mapping[str, object]) -> Update:
+    """Validate save input (the JSON field names, and the caller's own fields); raise
+    InvalidField on the first problem."""
+    extra = extra_fields(data)
     given = {k: v for k, v in data.items() if v is not None and k in INPUT_FIELDS}
     if "project_name" not in given:
         raise InvalidField('project_name is required (--project-name or "project_name" in --input)')
@@ -218,7 +301,7 @@ def parse_input(data: Mapping[str, object]) -> Update:
     if "key_decisions" in given:
         items = _string_list("key_decisions", given["key_decisions"], _string)
         fields["key_decisions"] = tuple(t for t in map(normalise_text, items) if t)
-    return Update(project_name=project, session_timestamp=stamp, **fields)
+    return Update(project_name=project, session_timestamp=stamp, extra=extra, **fields)
 
 
 # --- merge -------------------------------------------------------------------------------------
@@ -262,7 +345,7 @@ def merge(saved: Snapshot | None, update: Update, now: datetime) -> Snapshot:
         steps_completed=dict(sorted(steps.items(), key=lambda item: step_order(item[0]))),
         active_state=pick("active_state"),
         key_decisions=pick("key_decisions"),
-        extra=base.extra,
+        extra={**base.extra, **update.extra},
     )
 
 
