@@ -294,6 +294,96 @@ def confusable_problems(out: str) -> list[str]:
     return found
 
 
+# The test's own fold, written apart from memory_text so a gap there shows: per character,
+# compatibility decomposition (NFKD), combining marks and format characters (Cf) dropped, then
+# the look-alikes below, which NFKD leaves alone. A model reads each as the character it maps to.
+TEST_LOOKALIKES = {
+    "\u301a": "[",
+    "\u301b": "]",
+    "\u27e6": "[",
+    "\u27e7": "]",
+    "\u3010": "[",
+    "\u3011": "]",
+    "\u2045": "[",
+    "\u2046": "]",
+    "\u3014": "[",
+    "\u3015": "]",
+    "\u2772": "[",
+    "\u2773": "]",
+    "\u2758": "|",
+    "\u2502": "|",
+    "\u2223": "|",
+    "\u01c0": "|",
+    "\u05c0": "|",
+    "\u23d0": "|",
+    "\u2236": ":",
+    "\ua789": ":",
+    "\u02d0": ":",
+    "\u0589": ":",
+    "\u05c3": ":",
+    "\u16ec": ":",
+    "\u3008": "<",
+    "\u27e8": "<",
+    "\u276e": "<",
+    "\u1438": "<",
+    "\u02c2": "<",
+    "\u276c": "<",
+    "\u2044": "/",
+    "\u2215": "/",
+    "\u0455": "s",
+    "\u0442": "t",
+    "\u0433": "r",
+    "\u0443": "y",
+    "\u0435": "e",
+    "\u043e": "o",
+    "\u0430": "a",
+    "\u0441": "c",
+    "\u0440": "p",
+    "\u0456": "i",
+    "\u03c4": "t",
+    "\u03c5": "u",
+    "\u057d": "u",
+    "\u1d1b": "t",
+    "\u0280": "r",
+    "\u1d1c": "u",
+    "\ua731": "s",
+    "\u1d07": "e",
+    "\u1d0d": "m",
+    "\u0422": "T",
+    "\u0405": "S",
+    "\u0131": "i",
+    "\u0501": "d",
+}
+
+
+def fold(text: str) -> str:
+    out = []
+    for char in text:
+        if unicodedata.category(char) == "Cf":
+            continue
+        for part in unicodedata.normalize("NFKD", TEST_LOOKALIKES.get(char, char)):
+            if unicodedata.combining(part) or unicodedata.category(part) in ("Mn", "Me", "Cf"):
+                continue
+            out.append(TEST_LOOKALIKES.get(part, part))
+    return "".join(out)
+
+
+TRUST_CLAIM = re.compile(r"\|\s*trust\s*:", re.IGNORECASE)
+FOLDED_TAG = re.compile(r"<(?:[!?]|\s*/|[^\W\d_])")
+
+
+def folded_problems(out: str) -> list[str]:
+    """Stamps (any `| trust:` claim) and tag openers left in `out` after folding, the real stamp
+    on the first line excepted."""
+    first, _, rest = out.partition("\n")
+    if first not in (LOADER_STAMP, SESSION_STAMP):
+        rest = out
+    folded = fold(rest)
+    found = [f"claim {m.group(0)!r}" for m in TRUST_CLAIM.finditer(folded)]
+    found += [f"tag {folded[m.start() : m.start() + 12]!r}" for m in FOLDED_TAG.finditer(folded)]
+    return found
+
+
 # What the contract calls control, zero-width and bidi characters (plus line/paragraph
 # separators and Unicode tag characters, which are invisible and can smuggle text).
 INVISIBLE = (

@@ -429,7 +429,8 @@ def test_epic_line_stale_prefix_counts_toward_its_limit(real: Callable[[str], in
 def test_fields_cannot_combine_into_a_stamp() -> None:
     [epic] = parse_permanent("## Epic: [x — | trust:y]\n")
     line = epic_line(epic, NOW, Budget(), words)
-    assert line == "Epic (x (| trust=y)):"
+    # The intent's own claim is disarmed before the fields meet, so no stamp can form across them.
+    assert line == "Epic [x (| trust=y]):"
     assert not STAMP_LOOKALIKE.search(line)
 
 
