@@ -203,6 +203,129 @@ SECRETS_MORE = {
     ),
 }
 
+# Common secret formats as they turn up in notes, shell history and config (the rule set and its
+# sources: skills/*/references/secrets.md). (raw secret, the text it appears in).
+HEX64 = "5d672d79c15b13162d9279b0855cfba6789a8edb4c82c400e06b5924a6f2b5d7"
+SECRET_FORMATS = {
+    "pypi-upload-token": (
+        "pypi-AgEIcHlwaS5vcmcCJDkzNDY0YjI1LTg1ZjItNGVjNS1hNTZmLWQ4Y2Q4ZjVkZTQyNQACKlsz",
+        "twine upload -p pypi-AgEIcHlwaS5vcmcCJDkzNDY0YjI1LTg1ZjItNGVjNS1hNTZmLWQ4Y2Q4ZjVkZTQyNQAC"
+        "Klsz",
+    ),
+    "sendgrid": (
+        "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",
+        "mail key 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",
+    ),
+    "mailgun": (
+        "key-9f8e7d6c5b4a39281706f5e4d3c2b1a0",
+        "mailgun key-9f8e7d6c5b4a39281706f5e4d3c2b1a0",
+    ),
+    "mailchimp": (
+        "0a1b2c3d4e5f60718293a4b5c6d7e8f9-us14",
+        "mc 0a1b2c3d4e5f60718293a4b5c6d7e8f9-us14",
+    ),
+    "huggingface": (
+        "hf_AbCdEfGhIjKlMnOpQrStUvWxYz12345678",
+        "HF hf_AbCdEfGhIjKlMnOpQrStUvWxYz12345678",
+    ),
+    "webhook-signing": (
+        "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+        "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+    ),
+    "django-secret-key": (
+        "django-insecure-8x$w!k3@p9z#q2m&v7n*b4c",
+        "SECRET_KEY = 'django-insecure-8x$w!k3@p9z#q2m&v7n*b4c'",
+    ),
+    "url-empty-user": ("s3cretpw-771", "DATABASE_URL is https://:s3cretpw-771@db.example.com/app"),
+    "ftp-empty-user": ("ftppass-9913", "mirror at ftp://:ftppass-9913@files.example.com/pub"),
+    "netrc": ("n3trc-pw-5512", "machine api.example.com login alice password n3trc-pw-5512"),
+    "netrc-default": ("n3trc-dflt-6620", "default login bob password n3trc-dflt-6620"),
+    "curl-u": ("curl-pass-8841", "curl -u admin:curl-pass-8841 https://api.example.com/v1"),
+    "curl-user-quoted": (
+        "curl-pass-9952",
+        "curl --user 'ops:curl-pass-9952' https://x.example.com",
+    ),
+    "wget-password": ("wget-pass-2291", "wget --password=wget-pass-2291 https://x.example.com/f"),
+    "s3-signed-url": (
+        HEX64,
+        "https://b.s3.amazonaws.com/f?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Signature=" + HEX64,
+    ),
+    "azure-sas-sig": (
+        "Xb3kq2lM9%2FpQ7vZrT1yW8sN0aBcDeFgHiJkLmNoPqRs%3D",
+        "https://a.blob.core.windows.net/c/b?sv=2022-11-02&se=2026-01-01&sig=Xb3kq2lM9%2FpQ7vZrT1y"
+        "W8sN0aBcDeFgHiJkLmNoPqRs%3D",
+    ),
+    "gcs-signed-url": (
+        "9c1f0e2d3b4a59687a6b5c4d3e2f1a0b",
+        "https://storage.googleapis.com/b/o?X-Goog-Signature=9c1f0e2d3b4a59687a6b5c4d3e2f1a0b",
+    ),
+    "twilio": ("SK0123456789abcdef0123456789abcdef", "twilio SK0123456789abcdef0123456789abcdef"),
+    "shopify": ("shpat_0123456789abcdef0123456789abcdef", "shpat_0123456789abcdef0123456789abcdef"),
+    "digitalocean": ("dop_v1_" + HEX64, "doctl auth init -t dop_v1_" + HEX64),
+    "databricks": ("dapiabcdef0123456789abcdef0123456789", "dapiabcdef0123456789abcdef0123456789"),
+    "npm": (
+        "npm_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+        "//registry/:_authToken npm_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789",
+    ),
+    "stripe-test": ("sk_test_4eC39HqLyjWDarjtT1zdp7dc", "stripe sk_test_4eC39HqLyjWDarjtT1zdp7dc"),
+    "gitlab-deploy": ("gldt-AbCdEfGhIjKlMnOpQrSt", "deploy token gldt-AbCdEfGhIjKlMnOpQrSt"),
+    "google-oauth": ("ya29.a0AfH6SMBxAbCdEfGhIjKlMnOp", "access ya29.a0AfH6SMBxAbCdEfGhIjKlMnOp"),
+    "google-client-secret": (
+        "GOCSPX-AbCdEfGhIjKlMnOpQrStUvWxYz12",
+        "GOCSPX-AbCdEfGhIjKlMnOpQrStUvWxYz12",
+    ),
+    "vault": ("hvs.CAESIJAbCdEfGhIjKlMnOpQrStUv", "VAULT hvs.CAESIJAbCdEfGhIjKlMnOpQrStUv"),
+    "telegram": (
+        "123456789:AAE1x2y3z4A5B6C7D8E9F0g1h2i3j4k5l6m",
+        "bot 123456789:AAE1x2y3z4A5B6C7D8E9F0g1h2i3j4k5l6m",
+    ),
+    "azure-client-secret": (
+        "abc8Q~Zr8Xk2Lm9Qp4Vn7Bt1Yc6Hd3Fg5Js0WaEu",
+        "client secret abc8Q~Zr8Xk2Lm9Qp4Vn7Bt1Yc6Hd3Fg5Js0WaEu",
+    ),
+    "sentry": (
+        "sntrys_eyJpYXQiOjE2ODAwMDAwMDAuMCwidXJsIjoiaHR0cHM6Ly9zZW50cnkuaW8i",
+        "SENTRY sntrys_eyJpYXQiOjE2ODAwMDAwMDAuMCwidXJsIjoiaHR0cHM6Ly9zZW50cnkuaW8i",
+    ),
+    "env-any-key": ("plainvalue-5531", "STRIPE_WEBHOOK_KEY=plainvalue-5531"),
+    "env-session-key": ("sess-key-9912", "export SESSION_KEY='sess-key-9912'"),
+    "env-pass": ("smtp-pass-3318", "SMTP_PASS=smtp-pass-3318"),
+    "toml-pass": ("toml-pass-6612", 'db_pass = "toml-pass-6612"'),
+    "yaml-client-secret": ("yaml-secret-1177", "  oauth_client_secret: yaml-secret-1177"),
+    "json-camel-token": ("json-token-4421", '{"accessToken": "json-token-4421"}'),
+    "shell-credentials": ("cred-value-7765", "export SERVICE_CREDENTIALS=cred-value-7765"),
+    "high-entropy-assignment": (
+        "Zr8Xk2Lm9Qp4Vn7Bt1Yc6Hd3Fg5Js0Wa",
+        "X_SIGNATURE=Zr8Xk2Lm9Qp4Vn7Bt1Yc6Hd3Fg5Js0Wa",
+    ),
+    "high-entropy-yaml": (
+        "Lq7Rm2Xv9Kp4Tn8Wc3Zb6Yd1Hf5Gj0Sa",
+        "webhook_hmac: Lq7Rm2Xv9Kp4Tn8Wc3Zb6Yd1Hf5Gj0Sa",
+    ),
+    "two-aws-keys-glued": ("AKIAIOSFODNN7EXAMPLF", "AKIAIOSFODNN7EXAMPLEAKIAIOSFODNN7EXAMPLF"),
+}
+# Ordinary memory text that must pass unchanged: hashes, UUIDs, IDs, paths, versions, prose.
+NOT_SECRETS = [
+    "commit 3f9c2a1e0b7d4c6f8a9b0c1d2e3f4a5b6c7d8e9f fixed the retry loop",
+    "commit: 3f9c2a1e0b7d4c6f8a9b0c1d2e3f4a5b6c7d8e9f",
+    "sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+    "id: 123e4567-e89b-12d3-a456-426614174000",
+    "token storage in httpOnly cookie (DEC-001)",
+    "see DEC-014 and FEAT-007; CP-S3-billing approved",
+    "path: src/Billing/InvoiceService2026.cs",
+    "edit skills/permanent-memory-loader/scripts/pm_render.py:42",
+    "rotate keys monthly; the signing key lives in the vault",
+    "tests passed: 12; password reset emails go out hourly",
+    "model: claude-sonnet-4-20250514",
+    "last_session_at: '2026-06-01T10:00:00Z'",
+    "image: python:3.11-slim",
+    "max_tokens: 4096, tokenizer: cl100k_base",
+    "primary_key: invoice_id; sort_key = created_at",
+    "https://example.com/docs?page=2&lang=en",
+    "the cache key is (user, day)",
+    "password: ${DB_PASSWORD} comes from the environment",
+]
+
 
 def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp: Path) -> None:
     for key in list(os.environ):
@@ -239,6 +362,13 @@ def _loader_outputs(tmp: Path, text: str, which: str = "all") -> dict[str, Any]:
         outs["json"] = call_main(pm, ["load", "--project-dir", str(proj), "--format", "json"])
     if which in ("all", "block"):
         outs["explain"] = call_main(pm, ["load", "--project-dir", str(proj), "--explain"])
+    if which == "all":
+        for command in (["inspect"], ["inspect", "--format", "json"], ["doctor"]):
+            outs[" ".join(command)] = call_main(pm, [*command, "--project-dir", str(proj)])
+        for command in (["check"], ["check", "--format", "json"]):
+            # check exits 1 on findings; what it prints is what matters here
+            found = call_main(pm, [*command, "--project-dir", str(proj)])
+            outs[" ".join(command)] = type(found)(0, found.out, found.err)
     events = {
         "all": ("UserPromptSubmit", "SessionStart"),
         "block": ("UserPromptSubmit",),
@@ -350,10 +480,12 @@ def _all_text(outs: dict[str, Any]) -> str:
     return "\n".join(r.out + r.err for r in outs.values())
 
 
-@pytest.mark.parametrize("name", list(SECRETS) + list(SECRETS_PREFIXED) + list(SECRETS_MORE))
+@pytest.mark.parametrize(
+    "name", list(SECRETS) + list(SECRETS_PREFIXED) + list(SECRETS_MORE) + list(SECRET_FORMATS)
+)
 def test_loader_redacts(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     _clean_env(monkeypatch, tmp_path)
-    raw, text = {**SECRETS, **SECRETS_PREFIXED, **SECRETS_MORE}[name]
+    raw, text = {**SECRETS, **SECRETS_PREFIXED, **SECRETS_MORE, **SECRET_FORMATS}[name]
     one_line = text.replace("\n", " ")
     perm = _permanent(
         {"intent": one_line, "decisions": one_line, "gotchas": f"- {text}", "v2": one_line}
@@ -434,6 +566,8 @@ def _manager_outputs(mm: Any, proj: Path, memory: Path) -> dict[str, Any]:
             ],
         ),
         "list": call_main(mm, ["list", "--memory-dir", str(memory)]),
+        "list-json": call_main(mm, ["list", "--memory-dir", str(memory), "--format", "json"]),
+        "doctor": call_main(mm, ["doctor", "--memory-dir", str(memory)]),
         "list-project": call_main(
             mm, ["list", "--memory-dir", str(memory), "--project-name", "proj"]
         ),
@@ -489,7 +623,9 @@ def test_manager_neutralises(name: str, tmp_path: Path, monkeypatch: pytest.Monk
         assert not output_problems(outs[what].out), (what, output_problems(outs[what].out))
 
 
-@pytest.mark.parametrize("name", list(SECRETS) + list(SECRETS_PREFIXED) + list(SECRETS_MORE))
+@pytest.mark.parametrize(
+    "name", list(SECRETS) + list(SECRETS_PREFIXED) + list(SECRETS_MORE) + list(SECRET_FORMATS)
+)
 def test_manager_redacts_on_save(
     name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -498,7 +634,7 @@ def test_manager_redacts_on_save(
     proj = tmp_path / "proj"
     memory = proj / "memory"
     memory.mkdir(parents=True)
-    raw, text = {**SECRETS, **SECRETS_PREFIXED, **SECRETS_MORE}[name]
+    raw, text = {**SECRETS, **SECRETS_PREFIXED, **SECRETS_MORE, **SECRET_FORMATS}[name]
     res = _save(mm, memory, _full_payload(text))
     assert_no_traceback(res, "save")
     assert res.code == 0, res.err
@@ -515,7 +651,9 @@ def test_manager_redacts_on_save(
     assert "[REDACTED]" in snap.read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize("name", list(SECRETS) + list(SECRETS_PREFIXED) + list(SECRETS_MORE))
+@pytest.mark.parametrize(
+    "name", list(SECRETS) + list(SECRETS_PREFIXED) + list(SECRETS_MORE) + list(SECRET_FORMATS)
+)
 def test_manager_redacts_on_load(
     name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -526,7 +664,7 @@ def test_manager_redacts_on_load(
     memory = proj / "memory"
     memory.mkdir(parents=True)
     assert _save(mm, memory, _full_payload("clean")).code == 0
-    raw, text = {**SECRETS, **SECRETS_PREFIXED, **SECRETS_MORE}[name]
+    raw, text = {**SECRETS, **SECRETS_PREFIXED, **SECRETS_MORE, **SECRET_FORMATS}[name]
     (snap,) = snapshot_files(memory)
     one_line = text.replace("\n", " ")
     edited = (

@@ -5,7 +5,7 @@ import re
 import memory_text
 import pytest
 from conftest import LOADER_DIR, MANAGER_DIR
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 from memory_text import REDACTED, clean, neutralise_markup, redact_secrets, strip_unsafe
 
@@ -69,8 +69,27 @@ def test_secret_split_by_zero_width_characters_is_still_redacted() -> None:
     assert clean(split) == REDACTED
 
 
-def test_names_that_merely_end_in_a_key_word_are_left_alone() -> None:
-    assert clean("mytoken=abc") == "mytoken=abc"
+@pytest.mark.parametrize(
+    "text",
+    [
+        "tokenizer=cl100k_base",
+        "max_tokens: 4096",
+        "bypass=true",
+        "primary_key: id",
+        "sort_key = created_at",
+        "monkey=banana",
+        "keyboard: us-intl",
+        "passenger: alice",
+        "compass: north",
+        "author: alice",
+        "password: ${DB_PASSWORD}",
+        "api_key = {{ vault_api_key }}",
+        "token: null",
+        "secret: '***'",
+    ],
+)
+def test_names_and_values_that_only_look_secret_are_left_alone(text: str) -> None:
+    assert clean(text) == text
 
 
 def test_redaction_stays_linear_on_long_runs() -> None:
@@ -340,3 +359,114 @@ def test_arbitrary_text_holds_no_stamp_or_tag_after_folding(text: str) -> None:
     from hardening_support import folded_problems
 
     assert not folded_problems(clean(text))
+
+
+# ---------------------------------------------------------------------------------------------
+# Secrets: the format table is SECRET_FORMATS in hardening_injection_test.py (every output of
+# both skills); here the unit level, ordinary text left alone, and generated secrets.
+
+
+def test_every_secret_format_is_redacted() -> None:
+    from hardening_injection_test import SECRET_FORMATS
+
+    leaked = [name for name, (raw, text) in SECRET_FORMATS.items() if raw in clean(text)]
+    assert not leaked
+
+
+def test_ordinary_memory_text_is_not_redacted() -> None:
+    from hardening_injection_test import NOT_SECRETS
+
+    changed = [(text, clean(text)) for text in NOT_SECRETS if clean(text) != text]
+    assert not changed
+
+
+def _chars(alphabet: str, low: int, high: int | None = None) -> st.SearchStrategy[str]:
+    return st.text(alphabet=alphabet, min_size=low, max_size=low if high is None else high)
+
+
+_UPPER_DIGITS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+_ALNUM = _UPPER_DIGITS + "abcdefghijklmnopqrstuvwxyz"
+_URLSAFE = _ALNUM + "_-"
+_HEX = "0123456789abcdef"
+_PASSWORD = st.text(alphabet=_ALNUM + "._-!%^*+", min_size=8, max_size=24).filter(
+    lambda value: len(set(value)) > 2 and not value.isdigit()
+)
+# (strategy for the secret, how it is written around it)
+GENERATED: dict[str, tuple[st.SearchStrategy[str], str]] = {
+    "aws": (
+        st.sampled_from(["AKIA", "ASIA"]).flatmap(
+            lambda p: _chars(_UPPER_DIGITS, 16).map(lambda s: p + s)
+        ),
+        "{}",
+    ),
+    "github": (_chars(_ALNUM, 36).map(lambda s: "ghp_" + s), "{}"),
+    "pypi": (_chars(_URLSAFE, 50, 90).map(lambda s: "pypi-AgEIcHlwaS5vcmc" + s), "{}"),
+    "sendgrid": (
+        st.tuples(_chars(_URLSAFE, 22), _chars(_URLSAFE, 43)).map(lambda t: f"SG.{t[0]}.{t[1]}"),
+        "{}",
+    ),
+    "mailgun": (_chars(_HEX, 32).map(lambda s: "key-" + s), "{}"),
+    "huggingface": (_chars(_ALNUM, 34).map(lambda s: "hf_" + s), "{}"),
+    "webhook": (_chars(_ALNUM + "+/", 32).map(lambda s: "whsec_" + s), "{}"),
+    "stripe": (_chars(_ALNUM, 24).map(lambda s: "sk_live_" + s), "{}"),
+    "slack": (_chars(_ALNUM, 24).map(lambda s: "xoxb-1234-5678-" + s), "{}"),
+    "signed-url": (_chars(_HEX, 64), "https://b.s3.amazonaws.com/k?X-Amz-Signature={}"),
+    "url-password": (_PASSWORD, "https://:{}@db.example.com/app"),
+    "url-user-password": (_PASSWORD, "postgres://app:{}@db:5432/app"),
+    "netrc": (_PASSWORD, "machine h.example.com login alice password {}"),
+    "curl": (_PASSWORD, "curl -u alice:{} https://h.example.com"),
+    "env-key": (_PASSWORD, "PAYMENT_KEY={}"),
+    "env-secret": (_PASSWORD, "export APP_SECRET={}"),
+    "env-pass": (_PASSWORD, "MYSQL_PASS={}"),
+    "env-token": (_PASSWORD, "CI_TOKEN={}"),
+    "yaml": (_PASSWORD, "  api_token: {}"),
+    "json": (_PASSWORD, '{{"client_secret": "{}"}}'),
+    "toml": (_PASSWORD, 'db_password = "{}"'),
+    "private-key": (
+        _chars(_ALNUM + "+/", 40, 80),
+        "-----BEGIN PRIVATE KEY-----\n{}\n-----END PRIVATE KEY-----",
+    ),
+}
+_AROUND = st.text(alphabet=_ALNUM + " .,;()\n", max_size=30)
+
+
+@pytest.mark.parametrize("kind", sorted(GENERATED))
+def test_a_generated_secret_never_survives_cleaning(kind: str) -> None:
+    secrets, shape = GENERATED[kind]
+
+    @given(secrets, _AROUND, _AROUND)
+    def check(secret: str, before: str, after: str) -> None:
+        # The secret must be new text, not a word the surroundings or the shape already hold.
+        assume(secret not in before and secret not in after and secret not in shape)
+        text = f"{before} {shape.format(secret)} {after}"
+        assert secret not in clean(text), text
+        assert secret not in redact_secrets(text)[0], text
+
+    check()
+
+
+def test_the_secret_table_is_documented_in_both_skills() -> None:
+    loader = (LOADER_DIR.parent / "references" / "secrets.md").read_text(encoding="utf-8")
+    manager = (MANAGER_DIR.parent / "references" / "secrets.md").read_text(encoding="utf-8")
+    assert loader == manager
+    for covered in ("pypi-", "whsec_", "hf_", "SG.", "key-", "netrc", "curl -u", "X-Amz-Signature"):
+        assert covered in loader, covered
+    # Every prefix rule's comment names a service the table lists.
+    source = (LOADER_DIR / "memory_text.py").read_text(encoding="utf-8")
+    rules = source[source.index("_TOKEN_RULES = (") : source.index("_TOKENS = ")]
+    for prefix in re.findall(r'r"([a-z]{2,}[_\-.])', rules):
+        assert f"`{prefix}" in loader, prefix
+
+
+@pytest.mark.parametrize(
+    ("text", "raw"),
+    [
+        ('target-dir: "export AWS_SECRET_ACCESS_KEY=Zr8Xk2Lm9Qp4"', "Zr8Xk2Lm9Qp4"),
+        ("description: |\n  set password=hunter2-nested here", "hunter2-nested"),
+        ("note = 'curl -u a:nested-curl-pw https://x'", "nested-curl-pw"),
+        ('password="unclosed-quote-secret and more', "unclosed-quote-secret"),
+    ],
+)
+def test_a_secret_inside_another_value_is_redacted(text: str, raw: str) -> None:
+    assert raw not in clean(text)
+    assert REDACTED in clean(text)

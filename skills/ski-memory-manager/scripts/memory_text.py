@@ -133,6 +133,65 @@ _NESTING_PASSES = 8  # `[[a | trust:x] | trust:y]` needs two; every trust claim 
 # A tag opener: `<` followed by a letter, `/`, `!` or `?` (so `a < b` and `->` are left alone).
 _TAG_OPEN = re.compile(r"<(?=[!?]|\s*/|[^\W\d_])")
 _OPAQUE_REDACTED = "(REDACTED)"  # how a redaction marker looks to the stamp rule: no brackets
+# Secrets. The rule set follows the default rules of gitleaks and the detectors of detect-secrets
+# (references/secrets.md lists what is covered): tokens known by their prefix, private key
+# blocks, credentials in URLs, HTTP auth headers, netrc and `curl -u`, signatures of signed URLs,
+# assignments to secret-sounding names in env, shell, YAML, JSON and TOML syntax, and
+# high-entropy values in any assignment. Every pattern scans forward from a literal or a single
+# character class and cannot backtrack over more than one token, so redaction is linear.
+#
+# Tokens known by their prefix, one alternation (one pass over the text). A match counts only
+# when no ASCII letter, digit or `_` is glued before it (checked in _redact_token).
+_TOKEN_RULES = (
+    r"(?:AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA|APKA|A3T[A-Z0-9])[A-Z0-9]{16}",  # AWS
+    r"AIza[0-9A-Za-z_\-]{35}",  # Google API key
+    r"ya29\.[0-9A-Za-z_\-]{20,}",  # Google OAuth access token
+    r"GOCSPX-[0-9A-Za-z_\-]{20,}",  # Google OAuth client secret
+    r"gh[pousr]_[A-Za-z0-9]{20,}",  # GitHub tokens
+    r"github_pat_[A-Za-z0-9_]{20,}",  # GitHub fine-grained tokens
+    r"gl(?:pat|dt|rt|ptt|soat|cbt|ft|imt|agent)-[A-Za-z0-9_\-]{20,}",  # GitLab tokens
+    r"xox[a-z](?:\.xox[a-z])?-[A-Za-z0-9-]{10,}",  # Slack tokens (incl. xoxe.)
+    r"xapp-[0-9]-[A-Za-z0-9-]{10,}",  # Slack app tokens
+    r"https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]+",  # Slack hooks
+    r"sk-(?:ant-|proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}",  # Anthropic / OpenAI keys
+    r"(?:sk|rk)_(?:live|test|prod)_[A-Za-z0-9]{10,}",  # Stripe secret and restricted keys
+    r"whsec_[A-Za-z0-9+/=]{20,}",  # webhook signing secrets (Stripe, Svix)
+    r"npm_[A-Za-z0-9]{36}",  # npm tokens
+    r"pypi-[A-Za-z0-9_\-]{50,}",  # PyPI upload tokens
+    r"rubygems_[a-f0-9]{48}",  # RubyGems API keys
+    r"SG\.[A-Za-z0-9_\-]{16,32}\.[A-Za-z0-9_\-]{16,64}",  # SendGrid API keys
+    r"key-[0-9a-f]{32}",  # Mailgun API keys
+    r"[0-9a-f]{32}-us[0-9]{1,2}(?![0-9])",  # Mailchimp API keys
+    r"hf_[A-Za-z0-9]{30,}",  # Hugging Face tokens
+    r"api_org_[A-Za-z0-9]{30,}",  # Hugging Face organisation tokens
+    r"SK[0-9a-fA-F]{32}",  # Twilio API keys
+    r"shp(?:at|ss|ca|pa)_[a-fA-F0-9]{32}",  # Shopify tokens
+    r"do[opr]_v1_[a-f0-9]{64}",  # DigitalOcean tokens
+    r"dapi[a-h0-9]{32}",  # Databricks tokens
+    r"dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,}",  # Doppler tokens
+    r"lin_api_[A-Za-z0-9]{40}",  # Linear API keys
+    r"glc_[A-Za-z0-9+/]{32,}={0,2}",  # Grafana cloud tokens
+    r"glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}",  # Grafana service account tokens
+    r"PMAK-[a-f0-9]{24}-[a-f0-9]{34}",  # Postman API keys
+    r"pul-[a-f0-9]{40}",  # Pulumi tokens
+    r"hv[sb]\.[A-Za-z0-9_\-]{24,}",  # HashiCorp Vault tokens
+    r"sntr[ysu]s?_[A-Za-z0-9+/=_\-]{40,}",  # Sentry tokens
+    r"AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}",  # age secret keys
+    r"[0-9]{8,10}:AA[0-9A-Za-z_\-]{33}",  # Telegram bot tokens
+    r"sq0(?:atp|csp)-[0-9A-Za-z_\-]{22,43}",  # Square tokens
+    r"AKC[a-zA-Z0-9]{60,}",  # Artifactory API keys
+    r"ATATT3[A-Za-z0-9_\-=]{100,}",  # Atlassian API tokens
+    r"[a-zA-Z0-9_~.]{3}[0-9]Q~[a-zA-Z0-9_~.\-]{31,34}",  # Azure AD client secrets
+    r"sbp_[a-f0-9]{40}",  # Supabase tokens
+    r"pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_\-.]{32,}",  # PlanetScale tokens
+    r"NRAK-[A-Z0-9]{27}",  # New Relic user API keys
+    r"dt0c01\.[A-Z0-9]{24}\.[A-Z0-9]{64}",  # Dynatrace tokens
+    r"sk\.eyJ[A-Za-z0-9_\-]{20,}\.[A-Za-z0-9_\-]{20,}",  # Mapbox secret tokens
+    r"LTAI[A-Za-z0-9]{20}",  # Alibaba Cloud access key IDs
+    r"eyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}",  # JWTs
+)
+_TOKENS = re.compile("|".join(_TOKEN_RULES))
+_GLUED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 _SECRET_PATTERNS: tuple[re.Pattern[str], ...] = (
     # Private key blocks, terminated or not.
     re.compile(
@@ -140,44 +199,129 @@ _SECRET_PATTERNS: tuple[re.Pattern[str], ...] = (
         r"( BLOCK)?-----|\Z)",
         re.DOTALL,
     ),
-    re.compile(
-        r"(?<![0-9A-Za-z])(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ANVA|AIPA)[0-9A-Z]{16}(?![0-9A-Za-z])"
-    ),  # AWS key IDs
-    re.compile(r"(?<![0-9A-Za-z])AIza[0-9A-Za-z_\-]{35}"),  # Google API keys
-    re.compile(r"(?<![0-9A-Za-z])gh[pousr]_[A-Za-z0-9]{20,}"),  # GitHub tokens
-    re.compile(r"(?<![0-9A-Za-z])github_pat_[A-Za-z0-9_]{20,}"),  # GitHub fine-grained tokens
-    re.compile(
-        r"(?<![0-9A-Za-z])xox[a-z](?:\.xox[a-z])?-[A-Za-z0-9-]{10,}"
-    ),  # Slack tokens (incl. xoxe.)
-    re.compile(r"(?<![0-9A-Za-z])xapp-[0-9]-[A-Za-z0-9-]{10,}"),  # Slack app tokens
-    re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]+"),  # Slack webhooks
-    re.compile(r"(?<![0-9A-Za-z])sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{20,}"),  # Anthropic / OpenAI keys
-    re.compile(r"(?<![0-9A-Za-z])glpat-[A-Za-z0-9_\-]{20,}"),  # GitLab tokens
-    re.compile(r"(?<![0-9A-Za-z])npm_[A-Za-z0-9]{36}(?![0-9A-Za-z])"),  # npm tokens
-    re.compile(r"(?<![0-9A-Za-z])(?:sk|rk)_live_[A-Za-z0-9]{20,}"),  # Stripe keys
-    re.compile(
-        r"(?<![0-9A-Za-z])eyJ[A-Za-z0-9_\-]{10,}\.eyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}"
-    ),  # JWTs
     re.compile(r"(?i)(?<![0-9A-Za-z])bearer\s+[A-Za-z0-9._~+/\-]{20,}=*"),  # bearer tokens
     re.compile(r"(?i)(?<![0-9A-Za-z])basic\s+[A-Za-z0-9+/]{8,}={0,2}"),  # HTTP Basic credentials
-    re.compile(r"(?i)(?<=://)[^\s:/@]+:[^\s@/]+(?=@)"),  # credentials in URLs
+    # Credentials in URLs, the user part empty or not: scheme://user:password@host.
+    re.compile(r"(?<=://)[^\s:/@]*:[^\s@/]+(?=@)"),
 )
-# `password=...`, `api_key: ...`, `"client_secret": "..."`: keep the key, redact the value.
-_ASSIGNED_SECRET = re.compile(
-    r"""(?ix)
-    (
-      (?:(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]*?  # any prefix: PGPASSWORD, DB_PASSWORD, STRIPE_API_KEY
-          (?:password|passwd|passphrase|secret|api[_-]?key|apikey|access[_-]?key|private[_-]?key
-            |account[_-]?key)  # Azure AccountKey=, SharedAccessKey=
-        |(?<![A-Za-z0-9])  # a word on its own (GITHUB_TOKEN, auth-token), but not mytoken
-          (?:pwd|token|access[_-]?token|auth[_-]?token|refresh[_-]?token))
-      \b(?:\\?["'])?[^\S\n]*[:=][^\S\n]*)
+# Values that keep the name before them: (pattern, group of the value).
+_KEPT_NAME_PATTERNS: tuple[re.Pattern[str], ...] = (
+    # netrc: `machine HOST login USER password PASS` (and `default ...`, and `account`).
+    re.compile(
+        r"(?i)((?<![A-Za-z0-9_])(?:machine|default)[^\S\n][^\n]{0,200}?"
+        r"(?<![A-Za-z0-9_])(?:password|passwd|account)[^\S\n]+)([^\s]+)"
+    ),
+    # curl -u / --user / --proxy-user USER:PASSWORD, quoted or not.
+    re.compile(
+        r"((?<![A-Za-z0-9_-])(?:-u|--user|--proxy-user|-U)(?:[^\S\n]+|=)[\"']?[^\s:\"']*:)"
+        r"([^\s\"']+)"
+    ),
+    # Signatures and tokens in the query of a signed URL.
+    re.compile(
+        r"(?i)((?<=[?&;])(?:x-amz-signature|x-amz-credential|x-amz-security-token"
+        r"|x-goog-signature|x-goog-credential|signature|sig|token|access_token|refresh_token"
+        r"|id_token|api_key|apikey|key|client_secret|secret|password|auth)=)([^&\s#\"'<>]+)"
+    ),
+)
+# `password=...`, `api_key: ...`, `"client_secret": "..."`, `export DB_PASS='...'`, TOML
+# `secret_key = "..."`: the name is kept, the value redacted when the name sounds secret or the
+# value looks like a random key (_random_value). Only the name and its separator are matched
+# first, so an assignment inside another's value (`target: "export API_KEY=..."`) is seen too.
+_ASSIGNMENT_HEAD = re.compile(
+    r"(?<![A-Za-z0-9_.-])-{0,2}([A-Za-z_][A-Za-z0-9_.-]*)(?:\\?[\"'])?[^\S\n]*(?::=|[:=])[^\S\n]*"
+)
+_VALUE = re.compile(
+    r"""(?x)
     (?!\[REDACTED\])
-    ([|>][-+0-9]*[^\S\n]*(?:(?:\n[^\S\n]+[^\n]*)+|[^\n]*)  # a YAML block scalar
-    |\\"(?:[^\\\n]|\\(?!"))*\\"  # an escaped-quoted value, as in JSON inside a string
-    |"[^"\n]*"|'[^'\n]*'|[^\s,;"'\]\}\\]+)
+    (?:[|>][-+0-9]*[^\S\n]*(?:(?:\n[^\S\n]+[^\n]*)+|[^\n]*)  # a YAML block scalar
+    |\\"(?:[^\\\n]|\\(?!"))*(?:\\")?  # an escaped-quoted value, as in JSON in a string
+    |"[^"\n]*"?|'[^'\n]*'?|[^\s,;"'\]\}\\]+)  # quoted to the line's end when not closed
     """
 )
+# A value judged by its look alone is a key, so at most this long: the scan stays linear.
+_SHORT_VALUE = re.compile(
+    r"""(?!\[REDACTED\])(?:"[^"\n]{1,200}"|'[^'\n]{1,200}'|[^\s,;"'\]\}\\]{1,200})"""
+)
+_NAME_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+# Words of a name that make its value a secret; `key` only as the last word of a longer name,
+# after none of the words that make a key an identifier.
+_SECRET_WORDS = frozenset(
+    "password passwd pwd pass passphrase passcode secret secrets token credential credentials"
+    " apikey auth privatekey".split()
+)
+_SECRET_SUFFIXES = ("password", "passwd", "secret", "token", "apikey")
+_NOT_SECRET_KEYS = frozenset(
+    "primary foreign sort partition cache hash unique composite public lookup row range index"
+    " dict map hot idempotency join group ssh object".split()
+)
+# Values that are no secret: booleans, null, references to a variable, template holes,
+# masks (`***`, `xxxx`). The value can be cut at `}` or a space, so openers are enough.
+_PLACEHOLDER = re.compile(
+    r"(?i)(?:true|false|yes|no|on|off|null|none|nil|~|\$\{.*|\$[A-Za-z_][A-Za-z0-9_]*"
+    r"|<.*|\{\{.*|%\([^)]*\)s|(.)\1*)"
+)
+_RANDOM_VALUE = re.compile(r"[A-Za-z0-9+/=_\-]{24,}")
+_HEX_OR_UUID = re.compile(r"[0-9a-fA-F]+|[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}")
+
+
+def _redact_assignments(text: str) -> tuple[str, int]:
+    pieces = []
+    done = 0  # text before this is written out; a head inside a redacted value is skipped
+    count = 0
+    for head in _ASSIGNMENT_HEAD.finditer(text):
+        if head.start() < done:
+            continue
+        at = head.end()
+        secret_name = _secret_name(head.group(1))
+        value = (_VALUE if secret_name else _SHORT_VALUE).match(text, at)
+        if value is None:
+            continue
+        shown = value.group()
+        bare = shown.strip("\"'\\")
+        if not bare or (shown[:1] not in "|>" and _PLACEHOLDER.fullmatch(bare)):
+            continue
+        if not (secret_name or _random_value(bare)):
+            continue
+        pieces.append(text[done:at])
+        pieces.append(REDACTED)
+        done = value.end()
+        count += 1
+    if not count:
+        return text, 0
+    pieces.append(text[done:])
+    return "".join(pieces), count
+
+
+def _secret_name(name: str) -> bool:
+    words = [word.lower() for word in _NAME_WORDS.findall(name)]
+    if not words:
+        return False
+    if any(word in _SECRET_WORDS or word.endswith(_SECRET_SUFFIXES) for word in words):
+        return True
+    joined = "".join(words)
+    if joined.endswith(("apikey", "accesskey", "privatekey", "accountkey", "secretkey")):
+        return True
+    return len(words) > 1 and words[-1] == "key" and words[-2] not in _NOT_SECRET_KEYS
+
+
+def _entropy(value: str) -> float:
+    import math
+
+    counts: dict[str, int] = {}
+    for char in value:
+        counts[char] = counts.get(char, 0) + 1
+    size = len(value)
+    return -sum(n / size * math.log2(n / size) for n in counts.values())
+
+
+def _random_value(value: str) -> bool:
+    """A value shaped like a generated key: long, of key characters, mixing cases and digits,
+    high in entropy (detect-secrets' base64 limit), and not a hash or UUID."""
+    if not _RANDOM_VALUE.fullmatch(value) or _HEX_OR_UUID.fullmatch(value):
+        return False
+    if not (any(c.isdigit() for c in value) and any(c.isupper() for c in value)):
+        return False
+    return any(c.islower() for c in value) and _entropy(value) >= 4.0
 
 
 def strip_unsafe(text: str) -> str:
@@ -235,18 +379,22 @@ def neutralise_markup(text: str) -> str:
         folded, skel_starts, text_starts, widths = _fold_map(text)
     work = folded.replace(REDACTED, _OPAQUE_REDACTED)
     edits: dict[int, str] = {}  # skeleton position -> its new character
+    disarmed = 0
 
     def disarm(match: re.Match[str]) -> str:
+        nonlocal disarmed
         span = match.group()
         if not _TRUST_CLAIM.search(span):
             return span
+        disarmed += 1
         edits[match.start()] = "("
         edits[match.end() - 1] = ")"
         return f"({span[1:-1]})"
 
-    for _ in range(_NESTING_PASSES):
-        work, count = _BRACKETED.subn(disarm, work)
-        if not count or not _TRUST_CLAIM.search(work):
+    for _ in range(_NESTING_PASSES):  # a disarmed span can expose the one around it
+        disarmed = 0
+        work = _BRACKETED.sub(disarm, work)
+        if not disarmed:
             break
     for match in _TRUST_CLAIM.finditer(work):
         # `| trust` spelt plainly (whatever look-alikes spelt it), the colon made `=`.
@@ -303,19 +451,32 @@ def _apply_mapped(
 def redact_secrets(text: str) -> tuple[str, int]:
     """Replace secrets with [REDACTED]; return the text and how many were replaced."""
     count = 0
+    redacted_end = -1  # where the last redacted token ended: one glued to it is no word part
+
+    def _redact_token(match: re.Match[str]) -> str:
+        nonlocal count, redacted_end
+        start = match.start()
+        if start and start != redacted_end and match.string[start - 1] in _GLUED:
+            return match.group()
+        count += 1
+        redacted_end = match.end()
+        return REDACTED
+
+    text = _TOKENS.sub(_redact_token, text)
     for pattern in _SECRET_PATTERNS:
         text, n = pattern.subn(REDACTED, text)
         count += n
 
-    def _keep_key(match: re.Match[str]) -> str:
-        value = match.group(2)
-        if not value.strip("\"'"):
-            return match.group(0)
+    def _keep_name(match: re.Match[str]) -> str:
         nonlocal count
         count += 1
         return match.group(1) + REDACTED
 
-    text = _ASSIGNED_SECRET.sub(_keep_key, text)
+    for pattern in _KEPT_NAME_PATTERNS:
+        text = pattern.sub(_keep_name, text)
+
+    text, assigned = _redact_assignments(text)
+    count += assigned
     return text, count
 
 
