@@ -14,6 +14,7 @@ sys.path.insert(0, str(ROOT / "scripts" / "e2e"))
 from fake_anthropic import (
     FakeAnthropic,
     ScriptedModel,
+    ToolResult,
     is_main_conversation,
     last_tool_results,
     text,
@@ -155,3 +156,32 @@ def test_scripted_model_plays_only_the_main_conversation() -> None:
 def test_tool_use_ids_are_unique() -> None:
     ids = {tool_use("Bash", {})["id"] for _ in range(50)}
     assert len(ids) == 50 and all(i.startswith("toolu_fake_") for i in ids)
+
+
+def test_tool_results_since_the_last_assistant_message() -> None:
+    def result(tool_id: str, content: Any, is_error: bool = False) -> dict[str, Any]:
+        return {
+            "type": "tool_result",
+            "tool_use_id": tool_id,
+            "content": content,
+            "is_error": is_error,
+        }
+
+    body = {
+        "messages": [
+            {"role": "user", "content": [result("old", "before")]},
+            {
+                "role": "assistant",
+                "content": [tool_use("Bash", {}, id="a"), tool_use("Bash", {}, id="b")],
+            },
+            {"role": "user", "content": [result("a", "one"), {"type": "text", "text": "aside"}]},
+            {"role": "user", "content": [result("b", [{"type": "text", "text": "two"}], True)]},
+            {"role": "system", "content": [{"type": "text", "text": "a reminder of the client's"}]},
+        ]
+    }
+    assert last_tool_results(body) == [
+        ToolResult("a", False, "one"),
+        ToolResult("b", True, "two"),
+    ]
+    assert last_tool_results({"messages": body["messages"][:2]}) == []
+    assert last_tool_results({}) == []

@@ -484,7 +484,10 @@ def test_save_stdin_rejections_subprocess(tmp_path: Path) -> None:
         timeout=60,
     )
     assert missing.code == 1
-    assert missing.err == f"memory directory not found at {tmp_path / 'nope'}\n"
+    assert missing.err == (
+        f"memory directory not found at {tmp_path / 'nope'}\n"
+        "to create it, run the same save again with --create-dir\n"
+    )
     assert not (tmp_path / "nope").exists()
 
 

@@ -30,13 +30,22 @@ def test_front_matter() -> None:
     compatibility = meta["compatibility"]
     assert isinstance(compatibility, str) and len(compatibility) <= 500
     assert "3.9" in compatibility and "PyYAML" in compatibility
-    assert meta["allowed-tools"] == "Bash(python3 *) Read"
+    # Exactly the bundled script, and reading this skill's own files; Claude Code substitutes
+    # the variable in the front matter too (the end-to-end write-path test proves the rule).
+    assert meta["allowed-tools"] == (
+        'Bash(python3 "${CLAUDE_SKILL_DIR}/scripts/memory_manager.py" *) '
+        "Read(/${CLAUDE_SKILL_DIR}/**)"
+    )
 
 
 def test_every_command_in_skill_md_runs(tmp_path: Path) -> None:
     commands = blocks(SKILL_MD, "bash")
     assert len(commands) == 3
-    assert all('python3 "${CLAUDE_SKILL_DIR}/scripts/memory_manager.py"' in c for c in commands)
+    # Every command starts as the allowed-tools rule does, so none asks for permission.
+    assert all(
+        c.startswith('python3 "${CLAUDE_SKILL_DIR}/scripts/memory_manager.py" ') for c in commands
+    )
+    assert "save --yaml - <<'YAML'\n" in commands[1]
     project = tmp_path / "project"
     (project / "memory").mkdir(parents=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_")}
@@ -90,3 +99,13 @@ def test_format_reference_matches_the_code() -> None:
     assert f"`memory/{mm_store.LOCK_NAME}`" in FORMAT_MD
     assert f".{{name}}{mm_store.TEMP_MARK}{{pid}}-{{random}}" in FORMAT_MD
     assert f"over {mm_store.MAX_SNAPSHOT_BYTES // 1024} KiB" in FORMAT_MD
+
+
+def test_references_name_no_variable_claude_code_leaves_unsubstituted() -> None:
+    # Claude Code substitutes ${CLAUDE_SKILL_DIR} in SKILL.md only; a command copied from a
+    # reference with it would run `python3 /scripts/...`.
+    for skill in (SKILL, SKILL.parent / "permanent-memory-loader"):
+        for page in sorted((skill / "references").glob("*.md")):
+            assert "CLAUDE_SKILL_DIR" not in page.read_text(encoding="utf-8"), page
+    assert "[references/commands.md](references/commands.md)" in SKILL_MD
+    assert (SKILL / "references" / "commands.md").is_file()

@@ -168,11 +168,38 @@ def test_schema_1_0_is_rewritten_as_1_1_on_its_next_save_golden(run: Any, tmp_pa
 # --- exact messages ---------------------------------------------------------------------------
 
 
+CREATE_HINT = "to create it, run the same save again with --create-dir\n"
+
+
 def test_missing_memory_dir_writes_nothing(run: Any, tmp_path: Path) -> None:
+    # The seed's line, exactly, then the way on: the flag that creates the folder.
     missing = tmp_path / "memory"
     result = run(["save", "--memory-dir", str(missing), "--project-name", "p"])
-    assert result == Result(1, "", f"memory directory not found at {missing}\n")
+    assert result == Result(1, "", f"memory directory not found at {missing}\n{CREATE_HINT}")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_create_dir_creates_the_folder_and_its_parents_then_saves(run: Any, tmp_path: Path) -> None:
+    missing = tmp_path / "notes" / "sessions"
+    args = ["save", "--memory-dir", str(missing), "--project-name", "p"]
+    stamp = ["--session-timestamp", "2026-05-01-14-30"]
+    result = run([*args, *stamp, "--create-dir"])
+    saved = missing / "2026-05-01-14-30-p.md"
+    assert result == Result(0, f"{saved}\n", f"note: created {missing}\n")
+    assert sorted(p.name for p in missing.iterdir()) == [mm_store.LOCK_NAME, saved.name]
+    # Once it exists the flag changes nothing and says nothing.
+    assert run([*args, *stamp, "--create-dir", "--status", "paused"]) == Result(0, f"{saved}\n", "")
+
+
+def test_create_dir_writes_nothing_for_bad_input(run: Any, tmp_path: Path) -> None:
+    missing = tmp_path / "memory"
+    result = run(["save", "--memory-dir", str(missing), "--project-name", "../p", "--create-dir"])
+    assert result.code == 1 and result.out == ""
+    assert list(tmp_path.iterdir()) == []
+    (tmp_path / "memory").write_text("a file in the folder's place")
+    result = run(["save", "--memory-dir", str(missing), "--project-name", "p", "--create-dir"])
+    assert result == Result(1, "", f"cannot create {missing}: something else is in its place\n")
+    assert (tmp_path / "memory").read_text() == "a file in the folder's place"
 
 
 def test_default_memory_dir_is_memory_under_the_project(
@@ -180,7 +207,9 @@ def test_default_memory_dir_is_memory_under_the_project(
 ) -> None:
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(tmp_path))
     result = run(["save", "--project-name", "p"])
-    assert result == Result(1, "", f"memory directory not found at {tmp_path / 'memory'}\n")
+    assert result == Result(
+        1, "", f"memory directory not found at {tmp_path / 'memory'}\n{CREATE_HINT}"
+    )
     (tmp_path / "memory").mkdir()
     result = run(["save", "--project-name", "p", "--session-timestamp", "2026-05-01-14-30"])
     assert result == Result(0, f"{tmp_path / 'memory' / '2026-05-01-14-30-p.md'}\n", "")

@@ -34,7 +34,10 @@ def test_front_matter() -> None:
     assert isinstance(compatibility, str) and len(compatibility) <= 500
     assert "3.9" in compatibility and "tiktoken" in compatibility
     assert meta["user-invocable"] is False
-    assert meta["allowed-tools"] == "Bash(python3 *) Read"
+    assert meta["allowed-tools"] == (
+        'Bash(python3 "${CLAUDE_SKILL_DIR}/scripts/permanent_memory.py" *) '
+        "Read(/${CLAUDE_SKILL_DIR}/**)"
+    )
     assert meta["metadata"] == {"version": "0.1.0"}
     for invented in ("autoInvoke", "effort", "version"):
         assert invented not in meta
@@ -42,8 +45,10 @@ def test_front_matter() -> None:
 
 def test_every_command_in_skill_md_runs(tmp_path: Path) -> None:
     commands = blocks(SKILL_MD, "bash")
-    assert len(commands) == 4
-    assert all('python3 "${CLAUDE_SKILL_DIR}/scripts/permanent_memory.py"' in c for c in commands)
+    assert len(commands) == 5
+    assert all(
+        c.startswith('python3 "${CLAUDE_SKILL_DIR}/scripts/permanent_memory.py" ') for c in commands
+    )
     project = tmp_path / "project"
     (project / ".claude" / "memory").mkdir(parents=True)
     shutil.copy(CASES / "seed-example" / "permanent_memory.md", project / ".claude" / "memory")
@@ -65,8 +70,14 @@ def test_every_command_in_skill_md_runs(tmp_path: Path) -> None:
         )
         for c in commands
     ]
-    assert [r.returncode for r in results] == [0, 0, 0, 0]
-    load, explain, inspect, doctor = results
+    assert [r.returncode for r in results] == [0, 0, 0, 0, 0], [r.stderr for r in results]
+    load, explain, inspect, doctor, add = results
+    memory = project / ".claude" / "memory" / "permanent_memory.md"
+    assert add.stdout.startswith(f"added FEAT-012 to {memory} (")
+    assert add.stderr == ""
+    written = memory.read_text(encoding="utf-8")
+    assert '\n- Excel reads a leading "=" as a formula: prefix such cells with \'\n' in written
+    assert "\n- [decision] one export per customer at a time (confidence: 0.60)\n" in written
     assert load.stderr == "" and load.stdout.startswith("[permanent-memory | trust:file]\n")
     data = json.loads(explain.stdout)
     assert data["block"] == load.stdout

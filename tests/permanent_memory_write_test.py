@@ -1411,13 +1411,21 @@ def _bash_blocks(markdown: str) -> list[str]:
     return re.findall(r"```bash\n(.*?)```", markdown, flags=re.DOTALL)
 
 
-def test_writing_md_example_records_an_epic_in_one_call(tmp_path: Path) -> None:
+def _in_skill_dir(command: str) -> str:
+    """writing.md names the skill folder SKILL_DIR (Claude Code does not substitute variables
+    in references/); put the real folder in, as the model does from the base directory line."""
+    assert "${" not in command
+    return command.replace('python3 "SKILL_DIR/', f'python3 "{SKILL}/')
+
+
+@pytest.mark.parametrize("form", ["<<'EPIC'", "<<'EOF'"], ids=["lines", "json"])
+def test_writing_md_example_records_an_epic_in_one_call(tmp_path: Path, form: str) -> None:
     markdown = WRITING_MD.read_text(encoding="utf-8")
-    [heredoc] = [block for block in _bash_blocks(markdown) if "<<'EOF'" in block]
+    [heredoc] = [block for block in _bash_blocks(markdown) if form in block]
     env = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_")}
-    env.update(CLAUDE_SKILL_DIR=str(SKILL), CLAUDE_PROJECT_DIR=str(tmp_path))
+    env.update(CLAUDE_PROJECT_DIR=str(tmp_path))
     added = subprocess.run(
-        ["bash", "-c", heredoc],
+        ["bash", "-c", _in_skill_dir(heredoc)],
         env=env,
         capture_output=True,
         text=True,
@@ -1447,7 +1455,8 @@ def test_writing_md_example_records_an_epic_in_one_call(tmp_path: Path) -> None:
 
 def test_writing_md_commands_run(tmp_path: Path) -> None:
     markdown = WRITING_MD.read_text(encoding="utf-8")
-    commands = [b.strip() for b in _bash_blocks(markdown) if "<<'EOF'" not in b]
+    assert "CLAUDE_SKILL_DIR" not in markdown  # not substituted here: it would run /scripts/...
+    commands = [b.strip() for b in _bash_blocks(markdown) if "<<'" not in b]
     lines = [line for block in commands for line in block.splitlines()]
     assert [line.split('permanent_memory.py" ')[1] for line in lines] == [
         "archive --dry-run",
@@ -1458,10 +1467,10 @@ def test_writing_md_commands_run(tmp_path: Path) -> None:
     path.parent.mkdir(parents=True)
     shutil.copy(CASES / "seed-example" / "permanent_memory.md", path)
     env = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_")}
-    env.update(CLAUDE_SKILL_DIR=str(SKILL), CLAUDE_PROJECT_DIR=str(tmp_path))
+    env.update(CLAUDE_PROJECT_DIR=str(tmp_path))
     for line in lines:
         result = subprocess.run(
-            ["bash", "-c", line],
+            ["bash", "-c", _in_skill_dir(line)],
             env=env,
             capture_output=True,
             text=True,

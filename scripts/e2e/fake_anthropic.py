@@ -45,7 +45,8 @@ text; `is_main_conversation(body)` is its test, which a caller may replace:
 
 Each main-conversation request takes the next step; after the last, the default reply.
 Helpers read a request: `tool_names(body)`, `last_tool_results(body)` (the tool_result blocks
-of the last user message, with their text), `all_texts(body)` (every text the model is given).
+sent since the last assistant message, with their text), `all_texts(body)` (every text the
+model is given).
 
 Run as a script (`python3 fake_anthropic.py --port 8765 --log requests.jsonl`) it serves until
 interrupted and appends each request to the log as one JSON line.
@@ -130,24 +131,28 @@ class ToolResult:
 
 
 def last_tool_results(body: Mapping[str, Any]) -> list[ToolResult]:
-    """The tool_result blocks of the last message, when it is the user's."""
+    """The tool_result blocks sent since the last assistant message (the client may add other
+    messages after them, such as a reminder in a message of its own)."""
     messages = body.get("messages")
-    if not isinstance(messages, list) or not messages:
+    if not isinstance(messages, list):
         return []
-    last = messages[-1]
-    if not isinstance(last, dict) or last.get("role") != "user":
-        return []
-    content = last.get("content")
-    results = []
-    for part in content if isinstance(content, list) else []:
-        if isinstance(part, dict) and part.get("type") == "tool_result":
-            results.append(
-                ToolResult(
-                    str(part.get("tool_use_id")),
-                    bool(part.get("is_error")),
-                    "\n".join(_texts(part.get("content"))),
-                )
+    results: list[ToolResult] = []
+    for message in reversed(messages):
+        if not isinstance(message, dict) or message.get("role") == "assistant":
+            break
+        content = message.get("content")
+        if message.get("role") != "user" or not isinstance(content, list):
+            continue
+        found = [
+            ToolResult(
+                str(part.get("tool_use_id")),
+                bool(part.get("is_error")),
+                "\n".join(_texts(part.get("content"))),
             )
+            for part in content
+            if isinstance(part, dict) and part.get("type") == "tool_result"
+        ]
+        results[:0] = found
     return results
 
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
     import memory_io
     from pm_cli import MEMORY_FILE, PROG, LoadError, project_dir
+    from pm_epic_lines import LinesError, parse_epic_lines
     from pm_load import decode, line_budget
     from pm_parse import normalise_text, parse_iso_datetime
     from pm_render import SKIP_TOKENS, Budget
@@ -44,6 +45,7 @@ if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
 else:  # installed as a package
     from . import memory_io
     from .pm_cli import MEMORY_FILE, PROG, LoadError, project_dir
+    from .pm_epic_lines import LinesError, parse_epic_lines
     from .pm_load import decode, line_budget
     from .pm_parse import normalise_text, parse_iso_datetime
     from .pm_render import SKIP_TOKENS, Budget
@@ -245,7 +247,7 @@ def _plural(number: int, word: str) -> str:
 # add
 
 
-def read_input(source: str) -> object:
+def read_input(source: str, flag: str = "--input") -> str:
     try:
         if source == "-":
             data = sys.stdin.buffer.read(MAX_INPUT_BYTES + 1)
@@ -253,23 +255,38 @@ def read_input(source: str) -> object:
             with open(source, "rb") as handle:
                 data = handle.read(MAX_INPUT_BYTES + 1)
     except OSError as exc:
-        raise WriteError(f"cannot read --input {source}: {exc.strerror or exc}") from None
+        raise WriteError(f"cannot read {flag} {source}: {exc.strerror or exc}") from None
     if len(data) > MAX_INPUT_BYTES:
-        raise InvalidEntry(f"--input: over {MAX_INPUT_BYTES // 1024} KiB; an epic is a summary")
+        raise InvalidEntry(f"{flag}: over {MAX_INPUT_BYTES // 1024} KiB; an epic is a summary")
     try:
-        return json.loads(data.decode("utf-8-sig"))
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InvalidEntry(f"--input: not UTF-8 (byte {exc.start})") from None
+        raise InvalidEntry(f"{flag}: not UTF-8 (byte {exc.start})") from None
+
+
+def parse_json_input(text: str) -> object:
+    try:
+        return json.loads(text)
     except ValueError as exc:  # JSONDecodeError, or a number too long to convert
         raise InvalidEntry(f"--input: not valid JSON: {exc}") from None
     except RecursionError:
         raise InvalidEntry("--input: not valid JSON: nested too deeply") from None
 
 
+def epic_fields(args: argparse.Namespace) -> object:
+    """The epic's fields from --input (JSON, for programs) or --lines (the line form)."""
+    if args.lines is not None:
+        try:
+            return parse_epic_lines(read_input(args.lines, "--lines"))
+        except LinesError as exc:
+            raise InvalidEntry(f"--lines: {exc}") from None
+    return parse_json_input(read_input(args.input))
+
+
 def cmd_add(args: argparse.Namespace) -> int:
     path, explicit = memory_path(args)
     now = args.now or datetime.now(timezone.utc)
-    entry, notes = read_entry(read_input(args.input), now)
+    entry, notes = read_entry(epic_fields(args), now)
     sizes = make_sizes(args.tokenizer)
     before_trim = sizes.count(format_epic(entry))
     entry, dropped = fit_entry(entry, sizes.count, MAX_EPIC_TOKENS)
@@ -554,15 +571,23 @@ def build_parser() -> argparse.ArgumentParser:
     writes = "permanent memory file (default: PROJECT/.claude/memory/permanent_memory.md)"
     add = sub.add_parser(
         "add",
-        help="append one finished epic from JSON",
-        description="Append one epic section, in the v1 form, from JSON: id, intent, completed "
+        help="append one finished epic from JSON or the line form",
+        description="Append one epic section, in the v1 form, from JSON (--input) or the line "
+        "form (--lines): id, intent, completed "
         "(default now), and lists decisions, gotchas, anti_patterns, patterns, conflicts, "
         'tentative, each item text or {"text": ..., "confidence": 0-1}. Items under 0.7 '
         f"confidence go to Tentative; an epic over {MAX_EPIC_TOKENS} tokens loses its "
         "lowest-confidence items. Creates .claude/memory/ when missing.",
     )
     common(add, writes)
-    add.add_argument("--input", required=True, metavar="FILE", help="the JSON, or - for stdin")
+    given = add.add_mutually_exclusive_group(required=True)
+    given.add_argument("--input", metavar="FILE", help="the JSON, or - for stdin")
+    given.add_argument(
+        "--lines",
+        metavar="FILE",
+        help="the same fields in the line form ('name: value', 'name:' then '- item' lines), "
+        "or - for stdin (a quoted heredoc)",
+    )
     add.add_argument("--replace", action="store_true", help="replace an epic with the same ID")
     add.add_argument(
         "--now", type=_timestamp, metavar="ISO8601", help="the default Completed (default: now)"

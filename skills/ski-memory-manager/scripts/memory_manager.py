@@ -68,6 +68,16 @@ def _parser() -> argparse.ArgumentParser:
     save.add_argument("--target-dir", metavar="X")
     save.add_argument("--input", metavar="FILE", help="JSON object of fields; - for stdin")
     save.add_argument(
+        "--yaml",
+        metavar="FILE",
+        help="the same fields as a block YAML mapping; - for stdin (a quoted heredoc)",
+    )
+    save.add_argument(
+        "--create-dir",
+        action="store_true",
+        help="create the memory directory (and missing parents) when it does not exist",
+    )
+    save.add_argument(
         "--now", metavar="ISO8601", help="the time recorded as updated_at (default: now)"
     )
 
@@ -194,6 +204,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         mm_frontmatter.YamlMissing,
     ) as exc:
         mm_commands.say(str(exc))
+        hint = getattr(exc, "hint", None)
+        if hint:
+            mm_commands.say(hint)
         return 1
     except (UnicodeEncodeError, ValueError) as exc:  # closed while running, or cannot encode
         refused = memory_io.stdout_refusal(exc)

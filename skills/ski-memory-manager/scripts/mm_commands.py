@@ -24,6 +24,7 @@ else:  # installed as a package
 SIZE_WARNING = 2048  # bytes; snapshots are meant to be 1-2 KB
 MAX_HOOK_STDIN = 1024 * 1024
 MEMORY_DIR_OPTION = "CLAUDE_PLUGIN_OPTION_MEMORY_DIR"
+CREATE_DIR_HINT = "to create it, run the same save again with --create-dir"
 # The SessionStart listing's budget, for the whole hook: snapshots are 1-2 KB, and a hostile
 # memory/ (dense 230 KB snapshots, 150,000 dangling links named like snapshots) must neither
 # hold the session's start nor flood stderr. What the hook did not get to is said once.
@@ -37,7 +38,12 @@ HOOK_WARNINGS = 5
 
 
 class CommandError(Exception):
-    """An expected failure; str() is the one-line message, exit 1."""
+    """An expected failure; str() is the one-line message, exit 1. `hint`, when given, is a
+    second line saying how to go on."""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.hint = hint
 
 
 class MemoryDirRefused(CommandError):
@@ -112,21 +118,26 @@ def default_memory_dir(env: Mapping[str, str], fallback: str | None = None) -> P
 # --- save --------------------------------------------------------------------------------------
 
 
-def _read_input(source: str) -> dict[str, Any]:
-    import json
-
+def _read_source(flag: str, source: str) -> str:
     try:
         if source == "-":
             raw = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read()
         else:
             raw = Path(source).read_bytes()
     except OSError as exc:
-        raise CommandError(f"--input: cannot read {source}: {exc.strerror or exc}") from None
+        raise CommandError(f"{flag}: cannot read {source}: {exc.strerror or exc}") from None
     try:
-        text = raw.decode("utf-8-sig") if isinstance(raw, bytes) else raw
-        data = json.loads(text)
+        return raw.decode("utf-8-sig") if isinstance(raw, bytes) else raw
     except UnicodeDecodeError:
-        raise CommandError("--input: not UTF-8 text") from None
+        raise CommandError(f"{flag}: not UTF-8 text") from None
+
+
+def parse_json_fields(text: str) -> dict[str, Any]:
+    """--input: a JSON object of fields (for programs)."""
+    import json
+
+    try:
+        data = json.loads(text)
     except RecursionError:
         raise CommandError("--input: invalid JSON: nested too deeply") from None
     except json.JSONDecodeError as exc:
@@ -140,6 +151,35 @@ def _read_input(source: str) -> dict[str, Any]:
     return data
 
 
+def parse_yaml_fields(text: str) -> dict[str, Any]:
+    """--yaml: a block YAML mapping of the same fields (for a model on a quoted heredoc: block
+    YAML needs no braces, which Claude Code refuses next to quotes in a command)."""
+    yaml = mm_frontmatter.require_yaml()
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or type(exc).__name__
+        raise CommandError(f"--yaml: invalid YAML{where}: {problem}") from None
+    except RecursionError:
+        raise CommandError("--yaml: invalid YAML: nested too deeply") from None
+    if not isinstance(data, dict):
+        raise CommandError("--yaml must be a mapping of fields, one 'name: value' per line")
+    return data
+
+
+def read_fields(json_source: str | None, yaml_source: str | None) -> dict[str, Any]:
+    """The fields given on --input (JSON) or --yaml (YAML), as a dict; validation is elsewhere."""
+    if json_source is not None and yaml_source is not None:
+        raise CommandError("give the fields with --input (JSON) or --yaml, not both")
+    if json_source is not None:
+        return parse_json_fields(_read_source("--input", json_source))
+    if yaml_source is not None:
+        return parse_yaml_fields(_read_source("--yaml", yaml_source))
+    return {}
+
+
 def save(args: Any) -> int:
     if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
         import mm_update
@@ -149,7 +189,7 @@ def save(args: Any) -> int:
     if args.project_name is not None:  # reject path tricks before touching any file
         mm_snapshot.validate_project_name(args.project_name)
     now = parse_now(args.now)
-    data: dict[str, Any] = _read_input(args.input) if args.input is not None else {}
+    data = read_fields(args.input, args.yaml)
     flags = {
         "project_name": args.project_name,
         "session_timestamp": args.session_timestamp,
@@ -167,9 +207,11 @@ def save(args: Any) -> int:
         if data.get(key) is not None:
             say(f"note: {key} is computed by the memory manager; ignoring the given value")
     memory_dir = _memory_dir_for_save(args.memory_dir, data.get("memory_dir"))
-    if not memory_dir.is_dir():
-        raise CommandError(f"memory directory not found at {memory_dir}")
+    if not memory_dir.is_dir() and not args.create_dir:
+        raise CommandError(f"memory directory not found at {memory_dir}", CREATE_DIR_HINT)
     mm_frontmatter.require_yaml()
+    if not memory_dir.is_dir():
+        create_memory_dir(memory_dir)
     path = memory_dir / mm_store.snapshot_name(update.session_timestamp, update.project_name)
     with mm_store.locked(memory_dir):
         saved, mode = _saved_snapshot(path)
@@ -202,6 +244,24 @@ def save(args: Any) -> int:
     else:
         print(path)
     return 0
+
+
+def create_memory_dir(memory_dir: Path) -> None:
+    """Create the memory directory and any missing parents, each made durable in its parent."""
+    missing = []
+    folder = memory_dir
+    while not os.path.lexists(folder) and folder.parent != folder:
+        missing.append(folder)
+        folder = folder.parent
+    for folder in reversed(missing):
+        try:
+            folder.mkdir()
+        except OSError as exc:
+            raise CommandError(f"cannot create {folder}: {exc.strerror or exc}") from None
+        memory_io.fsync_dir(folder.parent)
+    if not memory_dir.is_dir():
+        raise CommandError(f"cannot create {memory_dir}: something else is in its place")
+    say(f"note: created {memory_dir}")
 
 
 def _memory_dir_for_save(flag: str | None, from_input: object) -> Path:
