@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "scripts" / "e2e"))
@@ -214,6 +215,9 @@ def save_yaml(project_name: str) -> str:
         f"    {STEP_TEXT}",
         "active_state: |",
         *(f"  {line}" for line in ACTIVE_STATE),
+        "key_decisions:",
+        "  - |",
+        f"    {DECISION}",
     ]
     return "\n".join(lines) + "\n"
 
@@ -235,7 +239,9 @@ def assert_saved(project: Path, project_name: str, printed: str) -> str:
     written = path.read_text(encoding="utf-8")
     assert "\n## Active state\n" + "\n".join(ACTIVE_STATE) + "\n" in written
     assert f"\n- S1: {STEP_TEXT}\n" in written
-    assert "note: " in written and "$HOME unexpanded" in written
+    assert f"\n## Key decisions\n- {DECISION}\n" in written
+    front = yaml.safe_load(written.split("\n---\n", 1)[0][len("---\n") :])
+    assert front["checkpoint_decisions"] == {"CP-S1": {"option": "B", "note": NOTE_TEXT}}
     assert "[REDACTED]" not in written
     return written
 

@@ -68,6 +68,7 @@ def test_every_command_in_skill_md_runs(tmp_path: Path) -> None:
     assert outputs[1] == f"{saved}\n"
     snapshot = mm_snapshot.parse_snapshot(saved.read_text(encoding="utf-8"))
     assert snapshot.checkpoint_decisions == {"CP-S1": mm_snapshot.Decision("B", "Added 2 triggers")}
+    assert snapshot.key_decisions == ("Refunds stay in the ledger service, not the card gateway",)
     assert outputs[2].startswith("PROJECT      SESSION           STATUS       CHECKPOINT")
     # The resume block shown in SKILL.md is what load-last prints.
     shown = blocks(SKILL_MD, "text")[0].split("\n")
