@@ -184,6 +184,11 @@ def test_a_literal_block_keeps_any_text_exactly(lines: list[str]) -> None:
             "--yaml: invalid YAML at line 1 column 19: mapping values are not allowed here",
         ),
         ("- a\n", "--yaml must be a mapping of fields, one 'name: value' per line"),
+        (
+            "a: &x 1\nb: *x\n",
+            "--yaml: the input uses a YAML anchor or alias",
+        ),
+        ("session_timestamp: 2026-02-30\n", "--yaml: invalid value: day is out of range for month"),
         ("", "--yaml must be a mapping of fields, one 'name: value' per line"),
     ],
 )

@@ -153,10 +153,16 @@ def parse_json_fields(text: str) -> dict[str, Any]:
 
 def parse_yaml_fields(text: str) -> dict[str, Any]:
     """--yaml: a block YAML mapping of the same fields (for a model on a quoted heredoc: block
-    YAML needs no braces, which Claude Code refuses next to quotes in a command)."""
+    YAML needs no braces, which Claude Code refuses next to quotes in a command). Read with the
+    snapshots' loader: no anchors or aliases, bounded nesting."""
     yaml = mm_frontmatter.require_yaml()
+    loader = mm_frontmatter.snapshot_loader(yaml)(text)
     try:
-        data = yaml.safe_load(text)
+        data = loader.get_single_data()
+    except mm_frontmatter.FrontMatterError as exc:
+        # Its line numbers count a snapshot's opening '---'; the input has none, so drop them.
+        message = str(exc).replace("front matter", "the input").split(" at line ")[0]
+        raise CommandError(f"--yaml: {message}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
@@ -164,6 +170,11 @@ def parse_yaml_fields(text: str) -> dict[str, Any]:
         raise CommandError(f"--yaml: invalid YAML{where}: {problem}") from None
     except RecursionError:
         raise CommandError("--yaml: invalid YAML: nested too deeply") from None
+    except Exception as exc:  # a value PyYAML resolves but cannot build, e.g. 2026-02-30
+        detail = str(exc).strip().split("\n", 1)[0][:200] or type(exc).__name__
+        raise CommandError(f"--yaml: invalid value: {detail}") from None
+    finally:
+        loader.dispose()
     if not isinstance(data, dict):
         raise CommandError("--yaml must be a mapping of fields, one 'name: value' per line")
     return data
