@@ -580,7 +580,7 @@ def test_bare_interpreter_counts_exactly_with_the_bundled_tokenizer(
 def test_help_lists_the_commands() -> None:
     result = run(["--help"])
     assert result.returncode == 0
-    assert "load (default), hook, inspect, doctor" in result.stdout
+    assert "load (default), hook, inspect, show, doctor" in result.stdout
 
 
 def test_version_of_the_script_matches_the_package() -> None:

@@ -1373,7 +1373,7 @@ def test_help(run: Any, command: str, expected: list[str]) -> None:
 
 def test_the_loader_help_lists_the_writing_commands(run: Any) -> None:
     result = run(["--help"])
-    commands = "load (default), hook, inspect, doctor, add, archive, check, merge, git-setup."
+    commands = "load (default), hook, inspect, show, doctor, add, archive, check, merge, git-setup."
     assert f"commands: {commands}" in " ".join(result.out.split())
 
 

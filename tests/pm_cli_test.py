@@ -276,7 +276,7 @@ def test_write_commands_are_handed_to_their_module(tmp_path: Path) -> None:
         timeout=60,
         check=False,
     )
-    assert "load (default), hook, inspect, doctor, add, archive, check" in helped.stdout
+    assert "load (default), hook, inspect, show, doctor, add, archive, check" in helped.stdout
 
 
 def test_installed_package_runs_the_same_code(project: Path) -> None:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, NamedTuple
 if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
     import memory_io
     from pm_hot import read_memory_file
-    from pm_load import Summary, summarise
+    from pm_load import Summary, decode, summarise
     from pm_parse import parse_iso_datetime
     from pm_render import Budget
     from pm_report import Context, explain_text, inspect_text, summary_json
@@ -24,7 +24,7 @@ if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
 else:  # installed as a package
     from . import memory_io
     from .pm_hot import read_memory_file
-    from .pm_load import Summary, summarise
+    from .pm_load import Summary, decode, summarise
     from .pm_parse import parse_iso_datetime
     from .pm_render import Budget
     from .pm_report import Context, explain_text, inspect_text, summary_json
@@ -38,7 +38,7 @@ MIN_HARD_CAP = 40
 WRITE_MODULE = "permanent_memory_write"
 WRITE_COMMANDS = ("add", "archive", "check")
 GIT_COMMANDS = ("merge", "git-setup")  # pm_git
-COMMANDS = ("load", "hook", "inspect", "doctor", *WRITE_COMMANDS, *GIT_COMMANDS)
+COMMANDS = ("load", "hook", "inspect", "show", "doctor", *WRITE_COMMANDS, *GIT_COMMANDS)
 _HERE = Path(__file__).resolve().parent
 
 
@@ -71,7 +71,7 @@ def _write_available() -> bool:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    commands = "load (default), hook, inspect, doctor"
+    commands = "load (default), hook, inspect, show, doctor"
     if _write_available():
         commands += ", " + ", ".join((*WRITE_COMMANDS, *GIT_COMMANDS))
     parser = argparse.ArgumentParser(
@@ -147,6 +147,24 @@ def build_parser() -> argparse.ArgumentParser:
         "stale, tokens) and each level's tokens, the chosen level and why.",
     )
     file_options(inspect)
+    show = sub.add_parser(
+        "show",
+        help="print whole epics by ID, cleaned, redacted and stamped",
+        description="Print the whole section of each epic asked for, cleaned and redacted like "
+        "the block and stamped [permanent-memory | trust:file]; use it when the block's first "
+        "lines are not enough, instead of reading the file raw.",
+    )
+    show.add_argument("ids", nargs="+", metavar="ID", help="epic IDs, e.g. FEAT-007")
+    show.add_argument(
+        "--project-dir",
+        help="project root (default: $CLAUDE_PROJECT_DIR, else the current directory)",
+    )
+    show.add_argument(
+        "--file",
+        help="permanent memory file, or - for stdin "
+        "(default: PROJECT/.claude/memory/permanent_memory.md)",
+    )
+    show.add_argument("--format", choices=("text", "json"), default="text")
     doctor = sub.add_parser(
         "doctor",
         help="check Python, tiktoken, the offline encoding, the cache dir and the memory file",
@@ -258,6 +276,32 @@ def cmd_inspect(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_show(args: argparse.Namespace) -> int:
+    if TYPE_CHECKING or not __package__:
+        import pm_show
+    else:
+        from . import pm_show
+    found = read_memory(args)
+    if found is None:
+        raise LoadError(
+            f"no permanent memory file at {project_dir(args.project_dir) / MEMORY_FILE}"
+        )
+    path, data, _size = found
+    if data is None:
+        raise LoadError(f"{path} is too large to read; archive old epics: {PROG} archive")
+    text = decode(data)
+    try:
+        shown = pm_show.show_text(text, args.ids)
+    except pm_show.UnknownEpic as exc:
+        raise LoadError(f"{path}: {exc}") from None
+    if args.format == "json":
+        data_out = {"file": path, "ids": list(args.ids), "text": shown}
+        sys.stdout.write(json.dumps(data_out, indent=2, ensure_ascii=False) + "\n")
+    else:
+        sys.stdout.write(shown)
+    return 0
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
     if TYPE_CHECKING or not __package__:
         import pm_doctor
@@ -309,6 +353,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return cmd_inspect(args)
         if args.command == "doctor":
             return cmd_doctor(args)
+        if args.command == "show":
+            return cmd_show(args)
         return cmd_load(args)
     except LoadError as exc:
         _error(str(exc))
