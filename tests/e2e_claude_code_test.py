@@ -209,10 +209,33 @@ def resume_block(project: Path, env: Mapping[str, str], data_dir: Path) -> str:
         "source": "startup",
     }
     hook_env = {**env, "CLAUDE_PROJECT_DIR": str(project), "CLAUDE_PLUGIN_DATA": str(data_dir)}
-    block = run_script(MANAGER, ["hook"], hook_env, stdin=json.dumps(hook_input))
+    out = json.loads(run_script(MANAGER, ["hook"], hook_env, stdin=json.dumps(hook_input)))
+    context = out["hookSpecificOutput"]["additionalContext"]
+    # The session-start hook adds the permanent-memory block after its own.
+    block = context.split("[permanent-memory | trust:file]\n", 1)[0]
     assert block.startswith("[session-memory | trust:file]\n"), block
     assert re.search(r"Resuming `[^`]+` \(last touched ", block), block
     return block.strip()
+
+
+# What the user sees at session start on the demo project (its permanent-memory block is
+# trimmed to fit the budget; its snapshots are of two projects).
+STATUS_LINE = (
+    r"project-memory: \d+ epics, \d+ tokens( \(trimmed: L\d\))?(, \d+ stale)?"
+    r" \u00b7 2 projects' sessions, newest [\w.-]+ at CP-[\w-]+"
+)
+
+
+def system_messages(user: ClaudeUser, project: Path, session: str) -> list[str]:
+    """The lines hooks showed the user in a session, from the client's own transcript."""
+    home = Path(user.env["HOME"])
+    [transcript] = list((home / ".claude" / "projects").glob(f"*/{session}.jsonl"))
+    lines = []
+    for line in transcript.read_text(encoding="utf-8").splitlines():
+        attachment = json.loads(line).get("attachment") or {}
+        if attachment.get("type") == "hook_system_message":
+            lines.append(str(attachment["content"]))
+    return lines
 
 
 def demo_copy(tmp_path: Path) -> Path:
@@ -255,7 +278,7 @@ def test_validate_strict(claude_bin: Path, api: FakeAnthropic, tmp_path: Path) -
     hooks = plugin_report["provides"]["hooks"]
     assert sorted((h["event"], h["command"].split("/")[-1]) for h in hooks) == [
         ("SessionStart", 'memory_manager.py" hook'),
-        ("SessionStart", 'permanent_memory.py" hook'),
+        ("SubagentStart", 'permanent_memory.py" hook'),
         ("UserPromptSubmit", 'permanent_memory.py" hook'),
     ]
     assert sorted(plugin_report["provides"]["skills"]) == [
@@ -284,11 +307,19 @@ def test_installed_plugin_puts_blocks_in_front_of_the_model(
     block = loader_block(project, env)
     resume = resume_block(project, env, tmp_path / "expected-data")
 
-    # First prompt of a new session: both blocks, one copy each.
+    # First prompt of a new session: both blocks, one copy each, as hook context.
     session, first = user.prompt(project)
     texts = request_texts(first)
     assert copies(block, texts) == 1, stamped(texts)
     assert copies(resume, texts) == 1, stamped(texts)
+    assert copies(f"SessionStart hook additional context: {resume}\n", texts) == 1
+    assert copies(f"UserPromptSubmit hook additional context: {block}\n", texts) == 0
+    # The user's line: in the client's transcript as a hook message, never sent to the model.
+    shown = system_messages(user, project, session)
+    assert len(shown) == 1 and re.fullmatch(STATUS_LINE, shown[0]), shown
+    assert not any(
+        "project-memory: " in t for b in api.message_requests() for t in request_texts(b)
+    )
     print(f"\nfirst request, permanent-memory block as sent:\n{block}\n\nresume block:\n{resume}")
 
     # Same session, nothing changed: no second copy.

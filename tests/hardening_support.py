@@ -154,12 +154,34 @@ def run(
         timeout=timeout,
         check=False,
     )
+    out = proc.stdout.decode("utf-8", "replace")
+    if list(args) == ["hook"]:
+        out = hook_context(out, stdin or b"")
     return Result(
-        proc.returncode,
-        proc.stdout.decode("utf-8", "replace"),
-        proc.stderr.decode("utf-8", "replace"),
-        time.monotonic() - start,
+        proc.returncode, out, proc.stderr.decode("utf-8", "replace"), time.monotonic() - start
     )
+
+
+HOOK_JSON_EVENTS = ("SessionStart", "UserPromptSubmit", "SubagentStart")
+
+
+def hook_context(out: str, stdin: bytes) -> str:
+    """What a hook run gives the model. For an event that takes hook JSON the hook prints one
+    JSON object naming that event (checked here): its additionalContext. Otherwise stdout."""
+    try:
+        event = json.loads(stdin).get("hook_event_name")
+    except (ValueError, AttributeError, RecursionError):
+        event = None
+    if event not in HOOK_JSON_EVENTS or not out:
+        return out
+    assert out.endswith("}\n") and out.count("\n") == 1, out[:300]
+    value = json.loads(out)
+    assert set(value) <= {"hookSpecificOutput", "systemMessage"}, value
+    inner = value["hookSpecificOutput"]
+    assert sorted(inner) == ["additionalContext", "hookEventName"], value
+    assert inner["hookEventName"] == event and inner["additionalContext"], value
+    context: str = inner["additionalContext"]
+    return context
 
 
 def module(name: str) -> ModuleType:
@@ -192,7 +214,10 @@ def call_main(mod: ModuleType, argv: Sequence[str], stdin: bytes = b"") -> Resul
             code = mod.main(list(argv))
         except SystemExit as exc:  # argparse usage errors
             code = exc.code if isinstance(exc.code, int) else 1
-        return Result(int(code or 0), _drain(out), _drain(err))
+        printed = _drain(out)
+        if list(argv) == ["hook"]:
+            printed = hook_context(printed, stdin)
+        return Result(int(code or 0), printed, _drain(err))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -37,6 +37,9 @@ def run(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp
     monkeypatch.chdir(tmp_path)  # the default memory dir is memory/ under the cwd
     monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
     monkeypatch.delenv("CLAUDE_PLUGIN_OPTION_MEMORY_DIR", raising=False)
+    monkeypatch.delenv("CLAUDE_PLUGIN_OPTION_STATUS_MESSAGE", raising=False)
+    # The hook's cache: outside the project folder, which some tests compare whole.
+    monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(tmp_path.parent / f"{tmp_path.name}-data"))
 
     def call(argv: list[str], stdin: bytes | None = None) -> Result:
         if stdin is not None:
@@ -919,10 +922,55 @@ def test_hook_one_project(run: Any, tmp_path: Path) -> None:
     path = write_snapshot(memory, "2026-05-02-10-00", "p", updated="2026-05-02T10:00:00Z")
     result = run(["hook"], stdin=hook_json(tmp_path))
     assert result.code == 0 and result.err == ""
-    lines = result.out.split("\n")
+    context, message = session_start(result.out)
+    assert message == "project-memory: resumed p at CP-S1"
+    lines = context.split("\n")
     assert lines[0] == STAMP
     assert lines[1].startswith("Resuming `p` (last touched ")
     assert "\n".join(lines[3:]) == path.read_text(encoding="utf-8")
+
+
+def session_start(out: str) -> tuple[str, str | None]:
+    """The hook's one JSON object at SessionStart: the model's context and the user's line."""
+    assert out.endswith("}\n") and out.count("\n") == 1, out
+    value = json.loads(out)
+    assert set(value) <= {"hookSpecificOutput", "systemMessage"}, value
+    assert set(value["hookSpecificOutput"]) == {"hookEventName", "additionalContext"}, value
+    assert value["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    return value["hookSpecificOutput"]["additionalContext"], value.get("systemMessage")
+
+
+def test_hook_status_message_option(
+    run: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "memory").mkdir()
+    write_snapshot(tmp_path / "memory", "2026-05-02-10-00", "p", updated="2026-05-02T10:00:00Z")
+    for value, shown, note in [
+        ("", True, ""),
+        ("true", True, ""),
+        ("false", False, ""),
+        (" OFF ", False, ""),
+        ("0", False, ""),
+        (
+            "maybe",
+            True,
+            "note: ignoring CLAUDE_PLUGIN_OPTION_STATUS_MESSAGE='maybe' (want true or false)\n",
+        ),
+    ]:
+        monkeypatch.setenv("CLAUDE_PLUGIN_OPTION_STATUS_MESSAGE", value)
+        result = run(["hook"], stdin=hook_json(tmp_path))
+        context, message = session_start(result.out)
+        assert (result.code, result.err) == (0, note)
+        assert context.startswith(STAMP + "\n")
+        assert message == ("project-memory: resumed p at CP-S1" if shown else None), value
+
+
+def test_hook_outside_session_start_prints_the_plain_block(run: Any, tmp_path: Path) -> None:
+    (tmp_path / "memory").mkdir()
+    path = write_snapshot(tmp_path / "memory", "2026-05-02-10-00", "p")
+    result = run(["hook"], stdin=json.dumps({"cwd": str(tmp_path)}).encode())
+    assert result.out.startswith(STAMP + "\nResuming `p` (last touched ")
+    assert result.out.endswith(path.read_text(encoding="utf-8"))
 
 
 def test_hook_several_projects(run: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -977,8 +1025,12 @@ def test_hook_output_is_bounded(run: Any, tmp_path: Path) -> None:
     for i in range(30):
         write_snapshot(memory, f"2026-05-{i + 1:02d}-10-00", f"project-{'x' * 40}-{i}")
     result = run(["hook"], stdin=hook_json(tmp_path))
-    assert result.code == 0 and len(result.out) < 4000
-    assert "- \u2026 and 20 more\n" in result.out
+    context, message = session_start(result.out)
+    assert result.code == 0 and len(context) < 4000
+    assert "- \u2026 and 20 more\n" in context
+    assert (
+        message == f"project-memory: 30 projects' sessions, newest project-{'x' * 40}-29 at CP-S1"
+    )
 
 
 # --- usage ------------------------------------------------------------------------------------

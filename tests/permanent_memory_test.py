@@ -120,9 +120,29 @@ def run(
         timeout=60,
         check=False,
     )
-    return subprocess.CompletedProcess(
-        proc.args, proc.returncode, proc.stdout.decode(), proc.stderr.decode()
-    )
+    out = proc.stdout.decode()
+    if args == ["hook"]:
+        out = hook_context(out, stdin)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, proc.stderr.decode())
+
+
+def hook_context(out: str, stdin: bytes) -> str:
+    """What a hook run gives the model: for an event that takes hook JSON, the additionalContext
+    of exactly one JSON object naming that event (checked here); else stdout as it is."""
+    try:
+        event = json.loads(stdin).get("hook_event_name")
+    except (ValueError, AttributeError, RecursionError):
+        event = None
+    if event not in ("SessionStart", "UserPromptSubmit", "SubagentStart") or not out:
+        return out
+    assert out.endswith("}\n") and out.count("\n") == 1, out
+    value = json.loads(out)
+    assert list(value) == ["hookSpecificOutput"], value
+    inner = value["hookSpecificOutput"]
+    assert sorted(inner) == ["additionalContext", "hookEventName"], value
+    assert inner["hookEventName"] == event and inner["additionalContext"], value
+    context: str = inner["additionalContext"]
+    return context
 
 
 @pytest.fixture

@@ -34,6 +34,7 @@ MANAGER_HOOK = (
 # must fall back to these same defaults themselves.
 OPTIONS = {
     "every_turn": ("boolean", False, "CLAUDE_PLUGIN_OPTION_EVERY_TURN"),
+    "status_message": ("boolean", True, "CLAUDE_PLUGIN_OPTION_STATUS_MESSAGE"),
     "stale_days": ("number", 90, "CLAUDE_PLUGIN_OPTION_STALE_DAYS"),
     "token_target": ("number", 120, "CLAUDE_PLUGIN_OPTION_TOKEN_TARGET"),
     "hard_cap": ("number", 200, "CLAUDE_PLUGIN_OPTION_HARD_CAP"),
@@ -115,13 +116,18 @@ def _commands(hooks: dict[str, Any], event: str) -> list[dict[str, Any]]:
 
 def test_hooks_wiring() -> None:
     hooks = _load(HOOKS_JSON)
-    assert set(hooks["hooks"]) == {"SessionStart", "UserPromptSubmit"}
+    assert set(hooks["hooks"]) == {"SessionStart", "UserPromptSubmit", "SubagentStart"}
     [start_group] = hooks["hooks"]["SessionStart"]
     assert start_group["matcher"] == "startup|resume|clear|compact"
-    assert [h["command"] for h in _commands(hooks, "SessionStart")] == [MANAGER_HOOK, LOADER_HOOK]
+    # One hook at session start: the manager's, which adds the loader's block beside its own so
+    # that the user gets one status line for both.
+    assert [h["command"] for h in _commands(hooks, "SessionStart")] == [MANAGER_HOOK]
     [prompt_group] = hooks["hooks"]["UserPromptSubmit"]
     assert "matcher" not in prompt_group  # UserPromptSubmit takes no matcher
     assert [h["command"] for h in _commands(hooks, "UserPromptSubmit")] == [LOADER_HOOK]
+    [subagent_group] = hooks["hooks"]["SubagentStart"]
+    assert "matcher" not in subagent_group  # every kind of subagent
+    assert [h["command"] for h in _commands(hooks, "SubagentStart")] == [LOADER_HOOK]
     for event in hooks["hooks"]:
         for hook in _commands(hooks, event):
             assert hook["type"] == "command"
@@ -143,6 +149,7 @@ def test_hook_commands_point_at_skill_scripts(command: str) -> None:
         (MANAGER_HOOK, "SessionStart", {"source": "startup"}),
         (LOADER_HOOK, "SessionStart", {"source": "startup"}),
         (LOADER_HOOK, "UserPromptSubmit", {"prompt": "hello", "permission_mode": "default"}),
+        (LOADER_HOOK, "SubagentStart", {"agent_id": "a-1", "agent_type": "general-purpose"}),
     ],
 )
 def test_hook_commands_run_through_a_shell(

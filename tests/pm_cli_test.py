@@ -311,4 +311,6 @@ def test_installed_package_runs_the_same_code(project: Path) -> None:
         },
     )
     assert hooked.returncode == 0 and hooked.stderr == ""
-    assert hooked.stdout.startswith("[permanent-memory | trust:file]\n")
+    output = json.loads(hooked.stdout)["hookSpecificOutput"]
+    assert output["hookEventName"] == "SessionStart"
+    assert output["additionalContext"].startswith("[permanent-memory | trust:file]\n")

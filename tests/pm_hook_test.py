@@ -36,7 +36,7 @@ def test_write_atomic_failure_keeps_the_old_file_and_no_temporary(tmp_path: Path
 
 def test_render_and_store_writes_an_entry_the_hit_path_accepts(tmp_path: Path) -> None:
     slot = tmp_path / "cache" / "blocks" / "slot.txt"
-    block = pm_hook.render_and_store(
+    block, status = pm_hook.render_and_store(
         SEED,
         len(SEED),
         (120, 200, 1000),
@@ -44,12 +44,13 @@ def test_render_and_store_writes_an_entry_the_hit_path_accepts(tmp_path: Path) -
         lambda text: pm_hot.cache_entry("key-1", text),
     )
     assert block.startswith(STAMP + "\nEpic FEAT-007 (JWT auth):\n")
-    assert pm_hot.read_cache_entry(str(slot), "key-1") == block
+    assert status == "2 epics, 80 tokens"
+    assert pm_hot.read_cache_entry(str(slot), "key-1") == f"{status}\n{block}"
     assert pm_hot.read_cache_entry(str(slot), "key-2") is None
 
 
 def test_render_and_store_without_a_cache(tmp_path: Path) -> None:
-    block = pm_hook.render_and_store(SEED, len(SEED), (120, 200, 90), "", lambda t: b"")
+    block, _status = pm_hook.render_and_store(SEED, len(SEED), (120, 200, 90), "", lambda t: b"")
     assert block.startswith(STAMP)
     assert list(tmp_path.iterdir()) == []
 
@@ -60,7 +61,9 @@ def test_render_and_store_reports_an_unwritable_cache(
     blocker = tmp_path / "file"
     blocker.write_text("")
     slot = blocker / "blocks" / "slot.txt"
-    block = pm_hook.render_and_store(SEED, len(SEED), (120, 200, 90), str(slot), lambda t: b"x")
+    block, _status = pm_hook.render_and_store(
+        SEED, len(SEED), (120, 200, 90), str(slot), lambda t: b"x"
+    )
     assert block.startswith(STAMP)
     assert capsys.readouterr().err.startswith(
         f"permanent-memory hook: cannot write the cache in {slot.parent}: "

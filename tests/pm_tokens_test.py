@@ -396,7 +396,8 @@ def test_a_damaged_bundled_copy_falls_back_to_the_estimate_with_a_note(
     assert problem in tokenizer_line
     hooked = run_loader(script, ["hook"], tmp_path, *BARE, stdin=HOOK_JSON)
     assert hooked.returncode == 0
-    assert hooked.stdout.startswith("[permanent-memory | trust:file]\n")
+    context = json.loads(hooked.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert context.startswith("[permanent-memory | trust:file]\n")
     # The hook says once, on the cache miss, why its counts are estimates.
     [note] = hooked.stderr.splitlines()
     assert note.startswith("permanent-memory hook: token counts are estimates (")

@@ -40,4 +40,9 @@ def load_encoding() -> "Any":
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["hook"]:
+        # The hook runs on every prompt: keep its modules' bytecode even where
+        # PYTHONDONTWRITEBYTECODE is set (container images often do), or every run compiles
+        # them again. In a read-only skill folder none is written and nothing else changes.
+        sys.dont_write_bytecode = False
     raise SystemExit(main())

@@ -43,20 +43,21 @@ def render_and_store(
     options: tuple[int, int, int],
     slot: str,
     make_entry: Callable[[str], bytes],
-) -> str:
-    """Render the block (target, hard cap, stale days) and cache it in slot ("" for no cache)."""
+) -> tuple[str, str]:
+    """Render the block (target, hard cap, stale days) and its status line for the user, and
+    cache both in slot ("" for no cache): the entry's text is the status line, then the block."""
     target, hard_cap, stale_days = options
-    block, estimate_reason = hook_block(data, size, target, hard_cap, stale_days)
+    block, status, estimate_reason = hook_block(data, size, target, hard_cap, stale_days)
     if estimate_reason:
         # The block still keeps the hard cap, but is trimmed harder than it needs to be.
         _note(f"token counts are estimates ({estimate_reason}); run permanent_memory.py doctor")
     if slot:
         try:
-            write_atomic(slot, make_entry(block))
+            write_atomic(slot, make_entry(f"{status}\n{block}"))
         except OSError as exc:
             _note(f"cannot write the cache in {os.path.dirname(slot)}: {exc.strerror or exc}")
         prune_sessions(os.path.join(os.path.dirname(os.path.dirname(slot)), "sessions"))
-    return block
+    return block, status
 
 
 def record_sent(state: str, sent: str) -> None:

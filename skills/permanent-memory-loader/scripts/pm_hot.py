@@ -25,7 +25,7 @@ except ImportError:  # an interpreter built without it
     from hashlib import blake2b
 
 __version__ = "0.1.0"
-CACHE_FORMAT = "pm-block-1"
+CACHE_FORMAT = "pm-block-2"
 MEMORY_FILE = os.path.join(".claude", "memory", "permanent_memory.md")
 HOOK_MAX_CHARS = 10000
 # More bytes than this means more than 8000 cl100k_base tokens whatever the file holds (no token
@@ -51,23 +51,72 @@ def note(message: str) -> None:
 
 
 def hook() -> int:
-    """Claude Code SessionStart / UserPromptSubmit hook: the block or nothing; exit 0."""
+    """Claude Code SessionStart / UserPromptSubmit / SubagentStart hook: the block or nothing;
+    exit 0."""
     try:
         output = hook_output()
     except BaseException as exc:  # the hook boundary: nothing may block the user's prompt (a
         # tokenizer's panic is a BaseException, not an Exception)
         note(f"internal error, nothing emitted: {type(exc).__name__}: {exc}")
         return 0
-    if output:
-        try:
-            # Claude Code reads UTF-8 whatever the locale says; write bytes, in one go.
-            stream = sys.stdout
-            stream.flush()
-            stream.buffer.write(output.encode("utf-8"))
-            stream.buffer.flush()
-        except (OSError, ValueError, AttributeError):
-            pass
+    write_output(output)
     return 0
+
+
+def write_output(output: str) -> None:
+    """Everything the hook prints goes through here, in one write."""
+    if not output:
+        return
+    try:
+        # Claude Code reads UTF-8 whatever the locale says; write bytes, in one go.
+        stream = sys.stdout
+        stream.flush()
+        stream.buffer.write(output.encode("utf-8"))
+        stream.buffer.flush()
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+# The events whose hook JSON takes `additionalContext` (Claude Code 2.1 and later): there the
+# text arrives labelled as context, byte for byte, where plain stdout is trimmed and labelled as
+# a hook's success message.
+CONTEXT_EVENTS = ("SessionStart", "UserPromptSubmit", "SubagentStart")
+
+
+def json_string(text: str) -> str:
+    try:
+        from _json import encode_basestring
+    except ImportError:  # no C accelerator: the json package
+        from json import dumps
+
+        return dumps(text, ensure_ascii=False)
+    return str(encode_basestring(text))
+
+
+def hook_json(event: str, context: str, message: str = "") -> str:
+    """The hook's stdout: context for the model as hook JSON, and a line for the user
+    (`systemMessage`, shown by the client and never sent to the model) when message is set."""
+    shown = f', "systemMessage": {json_string(message)}' if message else ""
+    return (
+        f'{{"hookSpecificOutput": {{"hookEventName": {json_string(event)}, '
+        f'"additionalContext": {json_string(context)}}}{shown}}}\n'
+    )
+
+
+def hook_output() -> str:
+    stdin = sys.stdin
+    raw = b"" if stdin is None or stdin.isatty() else stdin.buffer.read()
+    payload = parse_hook_json(raw)
+    if payload is None:
+        note("stdin is not Claude Code hook JSON; nothing emitted")
+        return ""
+    block, _status = hook_context(payload)
+    if not block:
+        return ""
+    event = payload.get("hook_event_name")
+    if event in CONTEXT_EVENTS:
+        return hook_json(str(event), block)
+    return block  # no known event (a run by hand, an older client): the plain block
 
 
 class _JsonContext:
@@ -200,13 +249,9 @@ def read_small(path: str) -> bytes:
         return b""
 
 
-def hook_output() -> str:
-    stdin = sys.stdin
-    raw = b"" if stdin is None or stdin.isatty() else stdin.buffer.read()
-    payload = parse_hook_json(raw)
-    if payload is None:
-        note("stdin is not Claude Code hook JSON; nothing emitted")
-        return ""
+def hook_context(payload: "dict[str, Any]") -> "tuple[str, str]":
+    """The block this hook call should add to the model's context ("" for none), and the status
+    line of the block for the user (what the session-start message says about it)."""
     cwd = payload.get("cwd")
     project = os.environ.get("CLAUDE_PROJECT_DIR") or (cwd if isinstance(cwd, str) else "")
     root = project or os.getcwd()
@@ -214,10 +259,10 @@ def hook_output() -> str:
     try:
         data, size = read_memory_file(path, root)
     except (FileNotFoundError, NotADirectoryError):
-        return ""  # no permanent memory in this project: say nothing
+        return "", ""  # no permanent memory in this project: say nothing
     except OSError as exc:
         note(f"cannot read {path}: {exc.strerror or exc}")
-        return ""
+        return "", ""
     options = (
         int_option("TOKEN_TARGET", 120, 1),
         int_option("HARD_CAP", 200, 40),
@@ -231,31 +276,40 @@ def hook_output() -> str:
     # One entry per memory file and interpreter (which one decides the tokenizer available).
     where = os.fsencode(path) + b"\0" + os.fsencode(sys.executable or "")
     slot = os.path.join(folder, "blocks", digest(where) + ".txt") if folder else ""
-    block = read_cache_entry(slot, key) if slot else None
-    if block is None:
+    entry = read_cache_entry(slot, key) if slot else None
+    if entry is not None and "\n" in entry:
+        status, block = entry.split("\n", 1)
+    else:
         if TYPE_CHECKING or not __package__:
             import pm_hook
         else:
             from . import pm_hook
-        block = pm_hook.render_and_store(data, size, options, slot, lambda b: cache_entry(key, b))
+        block, status = pm_hook.render_and_store(
+            data, size, options, slot, lambda text: cache_entry(key, text)
+        )
     if len(block) >= HOOK_MAX_CHARS:
         note("block too large for a hook; nothing emitted")
-        return ""
+        return "", ""
+    event = payload.get("hook_event_name")
+    if event == "SubagentStart":
+        return block, status  # a new context of its own: the block once, as it starts
     session_id = payload.get("session_id")
     if not (folder and isinstance(session_id, str) and session_id):
-        return block  # no session to remember what it was sent
+        return block, status  # no session to remember what it was sent
     state = session_file(folder, session_id)
     sent = digest(block.encode("utf-8"))
     if read_small(state) == sent.encode():
-        event = payload.get("hook_event_name")
         if event == "UserPromptSubmit" and not each_turn:
-            return ""  # this session already has this block
+            return "", status  # this session already has this block
         if event == "SessionStart" and payload.get("source") == "resume":
-            return ""  # a resumed transcript already holds it; clear and compact start afresh
-        return block
+            return (
+                "",
+                status,
+            )  # a resumed transcript already holds it; clear and compact start afresh
+        return block, status
     if TYPE_CHECKING or not __package__:
         import pm_hook
     else:
         from . import pm_hook
     pm_hook.record_sent(state, sent)
-    return block
+    return block, status

@@ -6,11 +6,11 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, NamedTuple
 
 if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
-    from pm_parse import Epic, normalise_text, parse_permanent
+    from pm_parse import Epic, is_stale, normalise_text, parse_permanent
     from pm_render import SKIP_TOKENS, Block, Budget, render_block, render_skipped
     from pm_tokens import ESTIMATE_BYTES_PER_TOKEN, MAX_TOKEN_BYTES, Tokenizer, count_up_to
 else:  # installed as a package
-    from .pm_parse import Epic, normalise_text, parse_permanent
+    from .pm_parse import Epic, is_stale, normalise_text, parse_permanent
     from .pm_render import SKIP_TOKENS, Block, Budget, render_block, render_skipped
     from .pm_tokens import ESTIMATE_BYTES_PER_TOKEN, MAX_TOKEN_BYTES, Tokenizer, count_up_to
 
@@ -78,12 +78,39 @@ def summarise(
     return Summary(block, epics, size, False, file_tokens, applied)
 
 
+def hook_status(summary: Summary, tokenizer: Tokenizer, now: datetime) -> str:
+    """What the user is told at session start about the block: `6 epics, 193 tokens (trimmed:
+    L2), 5 stale`; "" when nothing is shown."""
+    block = summary.block
+    if not block.text:
+        return ""
+    if summary.skipped:
+        return f"permanent memory not loaded (file over {SKIP_TOKENS} tokens)"
+    tokens = block.tokens.get(block.level)
+    if tokens is None:
+        tokens = tokenizer.count(block.text)
+    # An estimate counts bytes, an upper bound of the tokens.
+    bound = "" if tokenizer.exact else "\u2264"
+    status = f"{len(summary.epics)} epic{'' if len(summary.epics) == 1 else 's'}, "
+    status += f"{bound}{tokens} tokens"
+    if block.level != "L0":
+        status += f" (trimmed: {block.level})"
+    stale = sum(is_stale(epic, now, summary.budget.stale_days) for epic in summary.epics)
+    if stale:
+        status += f", {stale} stale"
+    return status
+
+
 def hook_block(
     data: bytes | None, size: int, target: int, hard_cap: int, stale_days: int
-) -> tuple[str, str]:
-    """The hook's cache miss: the block for these options, now, and why the count is only an
-    estimate ("" when it is exact or nothing needed counting)."""
+) -> tuple[str, str, str]:
+    """The hook's cache miss: the block for these options, now; the status line for the user;
+    and why the count is only an estimate ("" when it is exact or nothing needed counting)."""
     budget = Budget(target=target, hard_cap=hard_cap, stale_days=stale_days)
-    tokenizer = Tokenizer()
-    summary = summarise(data, size, budget, tokenizer, datetime.now(timezone.utc))
-    return summary.block.text, tokenizer.problem
+    # A hook counts at most about SKIP_TOKENS tokens: the bundled counter is done before
+    # tiktoken has loaded (scripts/bench measures both).
+    tokenizer = Tokenizer(bundled_first=True)
+    now = datetime.now(timezone.utc)
+    summary = summarise(data, size, budget, tokenizer, now)
+    status = hook_status(summary, tokenizer, now)
+    return summary.block.text, status, tokenizer.problem

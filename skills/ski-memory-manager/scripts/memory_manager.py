@@ -12,25 +12,21 @@ newest one at the start of a session.
 """
 
 # Kept small on purpose: a script run directly is compiled on every start, while its sibling
-# modules (mm_*.py) are cached as bytecode. The work happens in those modules.
+# modules (mm_*.py) are cached as bytecode. The work happens in those modules; `hook` goes
+# straight to mm_hot, whose cache hit needs neither argparse nor the snapshot modules.
 from __future__ import annotations
 
-import argparse
 import sys
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
-    import memory_io
-    import mm_commands
-    import mm_frontmatter
-    import mm_snapshot
-    import mm_store
-else:  # installed as a package
-    from . import memory_io, mm_commands, mm_frontmatter, mm_snapshot, mm_store
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
 
 
 def _parser() -> argparse.ArgumentParser:
+    import argparse
+
     parser = argparse.ArgumentParser(
         prog="memory_manager.py",
         description=__doc__.split("\n\n")[0] if __doc__ else None,
@@ -141,9 +137,10 @@ def _parser() -> argparse.ArgumentParser:
 
 def _doctor(args: argparse.Namespace) -> int:
     if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
+        import mm_commands
         import mm_doctor
     else:  # installed as a package
-        from . import mm_doctor
+        from . import mm_commands, mm_doctor
     import os
     from pathlib import Path
 
@@ -171,9 +168,21 @@ def _doctor(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    if list(sys.argv[1:] if argv is None else argv) == ["hook"]:
+        if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
+            import mm_hot
+        else:  # installed as a package
+            from . import mm_hot
+        return mm_hot.hook()
+    if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
+        import memory_io
+        import mm_commands
+        import mm_frontmatter
+        import mm_snapshot
+        import mm_store
+    else:  # installed as a package
+        from . import memory_io, mm_commands, mm_frontmatter, mm_snapshot, mm_store
     args = _parser().parse_args(argv)
-    if args.command == "hook":
-        return mm_commands.hook()
     if args.command in ("merge", "git-setup"):
         if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
             import mm_git
@@ -217,4 +226,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:] == ["hook"]:
+        # The session-start hook: keep its modules' bytecode even where PYTHONDONTWRITEBYTECODE
+        # is set, or every session start compiles them again. A read-only folder: none written.
+        sys.dont_write_bytecode = False
     raise SystemExit(main())

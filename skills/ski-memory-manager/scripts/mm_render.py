@@ -181,3 +181,23 @@ def hook_block(
         lines.append(f"- \u2026 and {more} more")
     lines.append("Load one with the ski-memory-manager skill: load-last --project-name NAME")
     return truncate_block("\n".join(lines) + "\n", HOOK_LIMIT, "\u2026")
+
+
+def hook_status(found: Sequence[tuple[str, Found]], more: int) -> str:
+    """The resume block's part of the user's status line at session start: `resumed billing-api
+    at CP-S2`, or how many projects the block lists and the newest."""
+    project, newest = found[0]
+    checkpoint = one_line(newest.snapshot.last_checkpoint, 40)
+    where = f" at {checkpoint}" if checkpoint else f" ({one_line(newest.snapshot.status, 40)})"
+    if len(found) == 1 and not more:
+        return f"resumed {one_line(project, 64)}{where}"
+    return f"{len(found) + more} projects' sessions, newest {one_line(project, 64)}{where}"
+
+
+def ago_changes_in(seconds: float) -> float:
+    """Seconds until ago(seconds) reads differently (a little sooner is allowed, never later)."""
+    if seconds < -_FUTURE_SKEW:
+        return -_FUTURE_SKEW - seconds
+    seconds = max(seconds, 0)
+    unit = 60 if seconds < 3600 else 3600 if seconds < 48 * 3600 else 86400
+    return (seconds // unit + 1) * unit - seconds

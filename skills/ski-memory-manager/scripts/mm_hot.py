@@ -1,0 +1,252 @@
+# The session-start hook's steady state: read the hook JSON, find this project's cached resume
+# block and check that it still says what the snapshots and the clock would make it say, add the
+# permanent-memory loader's block, print one hook JSON object. A cache hit imports neither yaml
+# nor argparse nor the snapshot modules; a miss renders through mm_commands, which stores it.
+#
+# What decides the resume block, and so the cache: the inputs that locate the memory folder
+# (CLAUDE_PROJECT_DIR, the memory_dir option, the hook's cwd, the working directory), the names
+# in that folder, the size, mtime and inode of each snapshot the block was made from, this
+# code, and the clock, through "last touched N minutes/hours/days ago". The entry records the
+# moment the first of those relative times changes, and is used only before it, so a cached
+# block is never one the clock has made wrong.
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+try:
+    from _blake2 import blake2b
+except ImportError:  # an interpreter built without it
+    from hashlib import blake2b
+
+CACHE_FORMAT = "mm-resume-1"
+MAX_HOOK_STDIN = 1024 * 1024
+MAX_ENTRY_BYTES = 64 * 1024
+STATUS_OPTION = "CLAUDE_PLUGIN_OPTION_STATUS_MESSAGE"
+HERE = os.path.dirname(os.path.abspath(__file__))
+# The modules whose code decides the resume block: a change to any of them invalidates the cache.
+RENDER_MODULES = (
+    "mm_hot.py",
+    "mm_commands.py",
+    "mm_render.py",
+    "mm_snapshot.py",
+    "mm_store.py",
+    "mm_frontmatter.py",
+    "memory_text.py",
+)
+# The permanent-memory loader, when it sits beside this skill in the plugin: the session-start
+# hook adds its block too, so that one hook gives the user one status line for both.
+LOADER_SCRIPTS = os.path.join(
+    os.path.dirname(os.path.dirname(HERE)), "permanent-memory-loader", "scripts"
+)
+
+
+def say(line: str) -> None:
+    """A diagnostic on stderr, cleaned like every other line the manager prints."""
+    if TYPE_CHECKING or not __package__:
+        import memory_text
+    else:
+        from . import memory_text
+    if sys.stderr is None:  # closed
+        return
+    try:
+        sys.stderr.write(" ".join(memory_text.clean(line).split("\n")) + "\n")
+    except (OSError, ValueError):  # a diagnostic must never become the failure
+        pass
+
+
+def digest(data: bytes) -> str:
+    return blake2b(data, digest_size=16).hexdigest()
+
+
+def code_stamp() -> str:
+    stamps = []
+    for name in RENDER_MODULES:
+        try:
+            stamps.append(str(os.stat(os.path.join(HERE, name)).st_mtime_ns))
+        except OSError:
+            stamps.append("-")
+    return ",".join(stamps)
+
+
+def cache_dir(env: Mapping[str, str]) -> str | None:
+    """Where the hook keeps resume blocks; never the repository (as the loader's cache)."""
+    data = env.get("CLAUDE_PLUGIN_DATA", "")
+    if os.path.isabs(data):
+        return os.path.join(data, "session-memory")
+    xdg = env.get("XDG_CACHE_HOME", "")
+    if os.path.isabs(xdg):
+        return os.path.join(xdg, "project-memory", "session-memory")
+    home = os.path.expanduser("~")
+    if not os.path.isabs(home):
+        return None
+    return os.path.join(home, ".cache", "project-memory", "session-memory")
+
+
+def cache_slot(payload: Mapping[str, Any], env: Mapping[str, str]) -> tuple[str, str]:
+    """The cache file for this hook's inputs and the key its entry must carry ('' for none)."""
+    folder = cache_dir(env)
+    if folder is None:
+        return "", ""
+    cwd = payload.get("cwd")
+    try:
+        here = os.getcwd()
+    except OSError:
+        here = ""
+    inputs = "\0".join(
+        [
+            env.get("CLAUDE_PROJECT_DIR", ""),
+            env.get("CLAUDE_PLUGIN_OPTION_MEMORY_DIR", ""),
+            cwd if isinstance(cwd, str) else "",
+            here,
+            sys.executable or "",
+        ]
+    ).encode("utf-8", "surrogatepass")
+    key = digest(f"{CACHE_FORMAT}|{code_stamp()}|".encode() + inputs)
+    return os.path.join(folder, "resume", digest(inputs) + ".json"), key
+
+
+def listing_digest(memory_dir: str) -> str:
+    try:
+        names = os.listdir(memory_dir)
+    except OSError:
+        return "missing"
+    return digest("\0".join(names).encode("utf-8", "surrogatepass"))
+
+
+def file_stamp(path: str) -> list[int] | None:
+    try:
+        status = os.lstat(path)
+    except OSError:
+        return None
+    return [status.st_size, status.st_mtime_ns, status.st_ino]
+
+
+def cached_resume(slot: str, key: str, now: float) -> tuple[str, str] | None:
+    """The cached (block, status), or None when there is none or it may no longer be true."""
+    try:
+        with open(slot, "rb") as handle:
+            entry = json.loads(handle.read(MAX_ENTRY_BYTES))
+        if entry["format"] != CACHE_FORMAT or entry["key"] != key:
+            return None
+        valid_until = entry["valid_until"]
+        if valid_until is not None and now >= valid_until:
+            return None  # a "last touched" line would now read differently
+        memory_dir = entry["memory_dir"]
+        if listing_digest(memory_dir) != entry["names"]:
+            return None
+        for name, stamp in entry["files"]:
+            if file_stamp(os.path.join(memory_dir, name)) != stamp:
+                return None
+        block, status = entry["block"], entry["status"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not (isinstance(block, str) and isinstance(status, str)):
+        return None
+    return block, status
+
+
+def resume_context(payload: dict[str, Any], env: Mapping[str, str], now: float) -> tuple[str, str]:
+    """The resume block for this session start and its part of the user's status line."""
+    slot, key = cache_slot(payload, env)
+    found = cached_resume(slot, key, now) if slot else None
+    if found is not None:
+        return found
+    if TYPE_CHECKING or not __package__:
+        import mm_commands
+    else:
+        from . import mm_commands
+    return mm_commands.resume_and_store(payload, env, now, slot, key)
+
+
+def permanent_context(payload: dict[str, Any]) -> tuple[str, str]:
+    """The loader's block for this session start and its status, or ('', '') without it."""
+    if not os.path.isfile(os.path.join(LOADER_SCRIPTS, "pm_hot.py")):
+        return "", ""
+    if LOADER_SCRIPTS not in sys.path:
+        sys.path.append(LOADER_SCRIPTS)
+    import pm_hot  # type: ignore[import-not-found,unused-ignore]
+
+    block, status = pm_hot.hook_context(payload)
+    return str(block), str(status)
+
+
+def status_message_on(env: Mapping[str, str]) -> bool:
+    value = env.get(STATUS_OPTION, "").strip().lower()
+    if value in ("0", "false", "no", "off"):
+        return False
+    if value not in ("", "1", "true", "yes", "on"):
+        say(f"note: ignoring {STATUS_OPTION}={value!r} (want true or false)")
+    return True
+
+
+def session_start_output(
+    resume: tuple[str, str], permanent: tuple[str, str], event: object, show_status: bool
+) -> str:
+    """Both blocks for the model and one line for the user naming what was injected (none when
+    nothing was). At SessionStart that is hook JSON; with no known event (a run by hand, an
+    older client) it is the plain blocks."""
+    blocks = "".join(block for block, _ in (resume, permanent) if block)
+    if not blocks or event != "SessionStart":
+        return blocks
+    parts = [status for block, status in (permanent, resume) if block and status]
+    output: dict[str, Any] = {
+        "hookSpecificOutput": {"hookEventName": event, "additionalContext": blocks}
+    }
+    if show_status and parts:
+        output["systemMessage"] = "project-memory: " + " \u00b7 ".join(parts)
+    return json.dumps(output, ensure_ascii=False) + "\n"
+
+
+def read_payload() -> dict[str, Any]:
+    stdin = sys.stdin
+    raw = stdin.buffer.read(MAX_HOOK_STDIN) if hasattr(stdin, "buffer") else b""
+    try:
+        parsed = json.loads(raw.decode("utf-8", "replace")) if raw.strip() else {}
+    except (ValueError, RecursionError):
+        say("note: hook input is not JSON; using the environment and working directory")
+        return {}
+    return parsed if isinstance(parsed, dict) else {}
+
+
+def hook() -> int:
+    """Claude Code SessionStart: the resume block and the permanent-memory block as hook JSON,
+    and a status line for the user; never fail, never print half."""
+    payload: dict[str, Any] = {}
+    resume = permanent = ("", "")
+    try:
+        payload = read_payload()
+        resume = resume_context(payload, os.environ, time.time())
+    except BaseException as exc:  # the hook boundary: never break the session, whatever it is
+        say(f"ski-memory-manager hook: {type(exc).__name__}: {exc}")
+    try:
+        permanent = permanent_context(payload)
+    except BaseException as exc:  # the loader's part (a tokenizer's panic is a BaseException)
+        say(f"ski-memory-manager hook: permanent memory: {type(exc).__name__}: {exc}")
+    try:
+        output = session_start_output(
+            resume, permanent, payload.get("hook_event_name"), status_message_on(os.environ)
+        )
+    except BaseException as exc:  # the hook boundary: never break the session, whatever it is
+        say(f"ski-memory-manager hook: {type(exc).__name__}: {exc}")
+        return 0
+    write_output(output)
+    return 0
+
+
+def write_output(output: str) -> None:
+    """Everything the hook prints goes through here, in one write."""
+    if not output:
+        return
+    try:
+        # Claude Code reads UTF-8 whatever the locale says: write bytes, in one go.
+        stream = sys.stdout
+        stream.flush()
+        stream.buffer.write(output.encode("utf-8", "replace"))
+        stream.buffer.flush()
+    except (OSError, ValueError, AttributeError):  # closed, or no byte stream under it
+        pass
