@@ -49,6 +49,8 @@ def smoke_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 PRODUCT_COMMANDS = [
     "hook_warm",
+    "hook_warm_nobytecode",
+    "session_start_warm",
     "hook_cold",
     "load:epics-10",
     "load:epics-40",

@@ -22,8 +22,9 @@ import pytest
 from conftest import LOADER_DIR, MANAGER_DIR, ROOT
 
 sys.path.insert(0, str(ROOT / "scripts" / "e2e"))
+import fake_anthropic
 from e2e_env import NODE_BIN, clean_env, in_ci, missing_client_reason
-from fake_anthropic import FakeAnthropic
+from fake_anthropic import FakeAnthropic, last_tool_results, tool_names, tool_use
 
 pytestmark = pytest.mark.e2e
 
@@ -397,3 +398,52 @@ def test_plugin_dir_without_install(claude_bin: Path, api: FakeAnthropic, tmp_pa
     assert copies(resume, request_texts(first)) == 1, stamped(request_texts(first))
     _, second = user.prompt(project, "--plugin-dir", str(ROOT), "--continue")
     assert copies(block, request_texts(second)) == 1, stamped(request_texts(second))
+
+
+def test_a_subagent_gets_the_permanent_memory_block_once(claude_bin: Path, tmp_path: Path) -> None:
+    prompt = f"e2e prompt {uuid.uuid4().hex}"
+    task = f"subagent task {uuid.uuid4().hex}"
+
+    def model(body: dict[str, Any]) -> list[dict[str, Any]] | None:
+        asked = _user_texts(body)
+        if any(task in t for t in asked) and not any(prompt in t for t in asked):
+            return None  # the subagent: the default reply ends its work
+        if any(prompt in t for t in asked):
+            if last_tool_results(body):
+                return [fake_anthropic.text("Noted.")]
+            return [
+                tool_use(
+                    "Agent",
+                    {
+                        "description": "check the memory",
+                        "prompt": task,
+                        "subagent_type": "general-purpose",
+                        "run_in_background": False,
+                    },
+                )
+            ]
+        return None
+
+    with FakeAnthropic(responder=model) as api:
+        user = ClaudeUser(claude_bin, api, tmp_path / "home")
+        project = demo_copy(tmp_path)
+        block = loader_block(project, option_env(user.env))
+        out = user.ok(
+            "-p", prompt, "--output-format", "json", "--plugin-dir", str(ROOT), cwd=project
+        )
+        assert json.loads(out)["result"] == "Noted.", out
+        assert api.responder_errors == []
+        assert api.outside_requests() == []
+        bodies = [b for b in api.message_requests() if b.get("tools")]
+        main = [b for b in bodies if any(prompt in t for t in _user_texts(b))]
+        subagent = [b for b in bodies if b not in main and any(task in t for t in _user_texts(b))]
+    assert main and subagent, [tool_names(b) for b in bodies]
+    # The main conversation got the block once, at session start.
+    assert copies(block, request_texts(main[-1])) == 1, stamped(request_texts(main[-1]))
+    # The subagent's first request carries it once, as SubagentStart's additional context.
+    first = request_texts(subagent[0])
+    assert copies(block, first) == 1, stamped(first)
+    assert copies(f"SubagentStart hook additional context: {block}\n", first) == 1, stamped(first)
+    assert copies("[session-memory | trust:file]", first) == 0, stamped(first)
+    for later in subagent[1:]:
+        assert copies(block, request_texts(later)) == 1

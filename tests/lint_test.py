@@ -22,7 +22,7 @@ def _tool(name: str) -> str:
 
 def _python_files() -> list[str]:
     listed = subprocess.run(
-        ["git", "ls-files", "*.py", "scripts/bench"],
+        ["git", "ls-files", "*.py", "scripts/bench", "scripts/bench-client"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -52,8 +52,9 @@ def test_ruff_lint_and_format() -> None:
         [str(MANAGER_DIR)],
         ["scripts/dev.py", "scripts/e2e/fake_anthropic.py"],
         ["--scripts-are-modules", "scripts/bench"],
+        ["--scripts-are-modules", "scripts/bench-client"],
     ],
-    ids=["loader", "manager", "tooling", "bench"],
+    ids=["loader", "manager", "tooling", "bench", "bench-client"],
 )
 def test_mypy_strict(target: list[str]) -> None:
     result = _run([_tool("mypy"), "--strict", *target])

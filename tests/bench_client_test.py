@@ -1,0 +1,79 @@
+"""scripts/bench-client: a smoke run through the real CLI, checking the report, not the times."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "scripts" / "e2e"))
+from e2e_env import in_ci, missing_client_reason
+
+pytestmark = pytest.mark.e2e
+
+BENCH_CLIENT = ROOT / "scripts" / "bench-client"
+
+
+@pytest.fixture(scope="module")
+def report() -> dict[str, Any]:
+    reason = missing_client_reason("claude")
+    if reason is not None:
+        if in_ci():
+            pytest.fail(reason)
+        pytest.skip(reason)
+    done = subprocess.run(
+        [sys.executable, str(BENCH_CLIENT), "--smoke", "--prompts", "3", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        cwd=ROOT,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    value: dict[str, Any] = json.loads(done.stdout)
+    return value
+
+
+def test_every_variant_is_measured(report: dict[str, Any]) -> None:
+    assert report["client"] == "2.1.332"
+    assert (report["runs"], report["prompts"]) == (1, 3)
+    for variant in ("none", "null", "plugin"):
+        samples = report["samples_ms"][variant]
+        assert len(samples["launch"]) == 1 and len(samples["per_prompt"]) == 2, variant
+        assert all(0 < ms < 120_000 for ms in samples["launch"] + samples["per_prompt"])
+
+
+@pytest.mark.parametrize(("what", "goal"), [("launch", 1.2), ("per_prompt", 1.1)])
+def test_medians_and_ratios(report: dict[str, Any], what: str, goal: float) -> None:
+    row = report[what]
+    assert row["goal"] == goal
+    for variant in ("none", "null", "plugin"):
+        assert row[variant] == statistics.median(report["samples_ms"][variant][what])
+    assert row["plugin_over_null"] == pytest.approx(row["plugin"] / row["null"])
+    assert row["null_over_none"] == pytest.approx(row["null"] / row["none"])
+
+
+def test_the_null_plugin_mirrors_the_hooks(tmp_path: Path) -> None:
+    import importlib.machinery
+    import importlib.util
+
+    loader = importlib.machinery.SourceFileLoader("bench_client", str(BENCH_CLIENT))
+    spec = importlib.util.spec_from_loader("bench_client", loader)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    folder = module.null_plugin(tmp_path / "null", "python3")
+    real = json.loads((ROOT / "hooks" / "hooks.json").read_text())["hooks"]
+    null = json.loads((folder / "hooks" / "hooks.json").read_text())["hooks"]
+    assert set(null) == set(real)
+    for event, groups in real.items():
+        assert [g.get("matcher") for g in null[event]] == [g.get("matcher") for g in groups]
+        assert [len(g["hooks"]) for g in null[event]] == [len(g["hooks"]) for g in groups]
+        for group in null[event]:
+            assert {h["command"] for h in group["hooks"]} == {"python3 -c pass"}
