@@ -28,6 +28,7 @@ from hardening_support import (
     SNAPSHOT_NAME,
     assert_no_traceback,
     call_main,
+    hook_context,
     isolated_env,
     module,
     run,
@@ -366,7 +367,8 @@ def test_real_disk_full(tmp_path: Path) -> None:
     hook = res["hook"]
     assert hook["rc"] == 0 and "Traceback" not in hook["err"], hook
     assert hook["expected"].startswith(LOADER_STAMP)
-    assert hook["out"] == hook["expected"], hook
+    context = json.loads(hook["out"])["hookSpecificOutput"]["additionalContext"]
+    assert context == hook["expected"], hook
 
 
 @NAMESPACE
@@ -749,7 +751,8 @@ def test_loader_cache_dir_unreadable_as_unprivileged_user(tmp_path: Path) -> Non
                 check=False,
             )
             assert "Traceback" not in proc.stderr.decode(), proc.stderr
-            assert proc.returncode == 0 and proc.stdout.decode() == expected, proc
+            context = hook_context(proc.stdout.decode(), _hook_payload(proj, session))
+            assert proc.returncode == 0 and context == expected, proc
     finally:
         for p in [base, *base.rglob("*")]:
             if p.is_dir() and not p.is_symlink():

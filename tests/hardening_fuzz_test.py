@@ -18,6 +18,7 @@ from hardening_support import (
     call_main,
     module,
     output_problems,
+    session_start_blocks,
     token_count,
 )
 from hypothesis import HealthCheck, given, settings
@@ -338,8 +339,12 @@ def _hook_fuzz(monkeypatch: Any, mod_name: str, limit: int, stamp: str) -> dict[
             assert len(res.out) <= limit
             if res.out:
                 counts["emitted"] += 1
-                assert res.out.startswith(stamp + "\n"), res.out[:200]
-                assert not output_problems(res.out), output_problems(res.out)
+                # The session-start hook adds the permanent-memory block after its own.
+                blocks = session_start_blocks(res.out) if stamp == SESSION_STAMP else [res.out]
+                assert blocks[0].startswith(stamp + "\n"), res.out[:200]
+                assert all(b.startswith(LOADER_STAMP + "\n") for b in blocks[1:]), blocks
+                for block in blocks:
+                    assert not output_problems(block), output_problems(block)
             # Nothing written outside the cache dir (session_id is never a path).
             assert set(os.listdir(tmp)) <= outside_before | {"plugin-data", "xdg"}
             assert sorted(os.listdir(proj / ".claude" / "memory")) == ["permanent_memory.md"]

@@ -169,10 +169,10 @@ def hook_context(out: str, stdin: bytes) -> str:
     """What a hook run gives the model. For an event that takes hook JSON the hook prints one
     JSON object naming that event (checked here): its additionalContext. Otherwise stdout."""
     try:
-        event = json.loads(stdin).get("hook_event_name")
+        event = json.loads(stdin.decode("utf-8", "replace")).get("hook_event_name")
     except (ValueError, AttributeError, RecursionError):
         event = None
-    if event not in HOOK_JSON_EVENTS or not out:
+    if event not in HOOK_JSON_EVENTS or not out.startswith("{"):
         return out
     assert out.endswith("}\n") and out.count("\n") == 1, out[:300]
     value = json.loads(out)
@@ -430,6 +430,15 @@ def control_chars(text: str) -> list[str]:
         if cat in ("Cc", "Cs") or ord(ch) in INVISIBLE:
             bad.append(f"U+{ord(ch):04X}")
     return bad
+
+
+def session_start_blocks(context: str) -> list[str]:
+    """The session-start hook's context cut into its blocks: the resume block, then the
+    permanent-memory block when there is one (each starts with its stamp on a line of its own)."""
+    resume, marker, permanent = context.partition("\n" + LOADER_STAMP + "\n")
+    if context.startswith(LOADER_STAMP + "\n"):
+        return [context]
+    return [resume + "\n", LOADER_STAMP + "\n" + permanent] if marker else [context]
 
 
 def block_problems(block: str, stamp: str, *, check_lines: bool = True) -> list[str]:

@@ -567,7 +567,7 @@ def test_add_says_when_the_file_grows_past_what_the_loader_summarises(
 def test_without_the_tokenizer_auto_says_it_estimates(
     run: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def unavailable() -> Any:
+    def unavailable(bundled_first: bool = False) -> Any:
         raise pm_tokens.EncodingUnavailable("no cl100k_base file found on disk")
 
     monkeypatch.setattr(pm_tokens, "load_exact_counter", unavailable)
