@@ -1336,7 +1336,8 @@ def test_stdout_that_cannot_encode_the_text(
         if stamp:
             assert proc.returncode == 0, f"{what}: exit {proc.returncode}: {err}"
             out = proc.stdout.decode("utf-8")  # raises if the hook did not write UTF-8
-            assert out.startswith(stamp + "\n") and "caf\u00e9" in out, f"{what}: {out!r}"
+            context = hook_context(out, payload)
+            assert context.startswith(stamp + "\n") and "caf\u00e9" in context, f"{what}: {out!r}"
         else:
             assert (proc.returncode, proc.stdout, err) == (1, b"", REFUSED.format(encoding) + "\n")
 
