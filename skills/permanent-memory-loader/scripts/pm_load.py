@@ -86,9 +86,7 @@ def hook_status(summary: Summary, tokenizer: Tokenizer, now: datetime) -> str:
         return ""
     if summary.skipped:
         return f"permanent memory not loaded (file over {SKIP_TOKENS} tokens)"
-    tokens = block.tokens.get(block.level)
-    if tokens is None:
-        tokens = tokenizer.count(block.text)
+    tokens = tokenizer.count(block.text)  # the block as shown (a level's count may be of less)
     # An estimate counts bytes, an upper bound of the tokens.
     bound = "" if tokenizer.exact else "\u2264"
     status = f"{len(summary.epics)} epic{'' if len(summary.epics) == 1 else 's'}, "
