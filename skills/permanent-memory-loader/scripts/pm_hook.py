@@ -9,11 +9,6 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
-    from pm_load import hook_block
-else:  # installed as a package
-    from .pm_load import hook_block
-
 SESSION_STATE_DAYS = 30
 
 
@@ -46,6 +41,11 @@ def render_and_store(
 ) -> tuple[str, str]:
     """Render the block (target, hard cap, stale days) and its status line for the user, and
     cache both in slot ("" for no cache): the entry's text is the status line, then the block."""
+    # Imported here: recording what a new session was sent must not load the renderer.
+    if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
+        from pm_load import hook_block
+    else:  # installed as a package
+        from .pm_load import hook_block
     target, hard_cap, stale_days = options
     block, status, estimate_reason = hook_block(data, size, target, hard_cap, stale_days)
     if estimate_reason:
