@@ -61,6 +61,12 @@ def test_loads(text: str, meta: dict[str, Any], body: str) -> None:
             "---\na:" + " [" * 400 + "x" + "]" * 400 + "\n---\n",
             "front matter nests deeper than 16 levels",
         ),
+        # The reader refuses an unprintable character as the loader is made, before parsing.
+        (
+            "---\n\x08\n---\n",
+            "invalid YAML in front matter: unacceptable character #x0008: special characters are"
+            " not allowed",
+        ),
         (
             "---\na: &x 1\n---\n",
             "front matter uses a YAML anchor or alias at line 2 (& or *); snapshots have none",

@@ -97,7 +97,11 @@ def loads(text: str, max_yaml_bytes: int | None = None) -> tuple[dict[str, Any],
     if max_yaml_bytes is not None and len(yaml_text) > max_yaml_bytes:
         raise FrontMatterError(f"front matter larger than {max_yaml_bytes // 1024} KiB")
     yaml = require_yaml()
-    loader = snapshot_loader(yaml)(yaml_text)
+    try:
+        # The reader checks for unprintable characters as the loader is made: inside the try.
+        loader = snapshot_loader(yaml)(yaml_text)
+    except yaml.YAMLError as exc:
+        raise FrontMatterError(f"invalid YAML in front matter: {_one_line(exc)}") from None
     try:
         data = loader.get_single_data()
     except FrontMatterError:
