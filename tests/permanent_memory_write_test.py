@@ -96,9 +96,43 @@ def epic_json(epic_id: str = "FEAT-100", **fields: Any) -> str:
 # add: the golden epic
 
 
+def test_add_writes_the_golden_v2_epic(run: Any, tmp_path: Path) -> None:
+    # The default form: marker with epic, confidence, items and completed; the summary; every
+    # item tagged with its kind and its confidence; what add writes, load shows, check passes.
+    case = CASES / "add-epic-v2"
+    result = run(["add", "--project-dir", str(tmp_path), "--input", str(case / "input.json"), *EST])
+    path = memory_file(tmp_path)
+    golden = (case / "permanent_memory.md").read_text(encoding="utf-8")
+    assert result.code == 0, result.err
+    assert path.read_text(encoding="utf-8") == golden
+    assert result.out == f"added FEAT-042 to {path} ({estimate(golden)} estimated tokens)\n"
+    assert result.err == (CASES / "add-epic" / "stderr.txt").read_text(encoding="utf-8")
+    [epic] = pm_parse.parse_permanent(golden)
+    assert (epic.schema, epic.summary, epic.completed) == (
+        2,
+        "Nightly CSV export to the ledger over SFTP; retries are idempotent by date.",
+        "2026-05-15T14:00:00Z",
+    )
+    loaded = run(["load", "--file", str(path), "--now", "2026-06-01T00:00:00Z", "--target", "200"])
+    assert loaded == Result(0, (case / "expected.txt").read_text(encoding="utf-8"), "")
+    checked = run(["check", str(path), *EST])
+    assert checked.code == 0 and checked.out.endswith(": 0 errors, 0 warnings\n")
+
+
 def test_add_writes_the_golden_epic(run: Any, tmp_path: Path) -> None:
     case = CASES / "add-epic"
-    result = run(["add", "--project-dir", str(tmp_path), "--input", str(case / "input.json"), *EST])
+    result = run(
+        [
+            "add",
+            "--project-dir",
+            str(tmp_path),
+            "--input",
+            str(case / "input.json"),
+            "--schema",
+            "1",
+            *EST,
+        ]
+    )
     path = memory_file(tmp_path)
     golden = (case / "permanent_memory.md").read_text(encoding="utf-8")
     assert result.code == 0, result.err
@@ -153,6 +187,8 @@ def test_add_json_output(run: Any, tmp_path: Path) -> None:
             str(tmp_path),
             "--input",
             str(case / "input.json"),
+            "--schema",
+            "1",
             *EST,
             "--format",
             "json",
@@ -166,6 +202,8 @@ def test_add_json_output(run: Any, tmp_path: Path) -> None:
         "id": "FEAT-042",
         "intent": "Invoice export to the ledger",
         "completed": "2026-05-15T14:00:00Z",
+        "summary": None,
+        "schema": 1,
         "sections": {
             "decisions": [
                 "export nightly as CSV over SFTP (DEC-050)",
@@ -280,8 +318,8 @@ INVALID: list[tuple[object, str]] = [
     ),
     (
         {**OK, "decision": []},
-        "--input: unknown key 'decision' (known: id, intent, completed, decisions, gotchas, "
-        "anti_patterns, patterns, conflicts, tentative)",
+        "--input: unknown key 'decision' (known: id, intent, summary, completed, decisions, "
+        "gotchas, anti_patterns, patterns, conflicts, tentative)",
     ),
     ({**OK, "decisions": "one"}, "decisions: must be a list, got text"),
     (
@@ -424,7 +462,7 @@ def test_completed_defaults_to_now_and_is_written_in_utc(run: Any, tmp_path: Pat
         json.dumps(OK),
     )
     assert result.code == 0
-    assert "\n**Completed:** 2026-06-01T06:30:15Z\n" in memory_file(tmp_path).read_text()
+    assert " completed=2026-06-01T06:30:15Z -->\n" in memory_file(tmp_path).read_text()
     entry, _ = pm_write_epic.read_entry({**OK, "completed": "2026-05-15"}, NOW)
     assert entry.completed == "2026-05-15T00:00:00Z"
 
@@ -1439,7 +1477,7 @@ def test_writing_md_example_records_an_epic_in_one_call(tmp_path: Path, form: st
     count, _engine, _source = pm_tokens.load_exact_counter()
     assert added.stdout == f"added FEAT-007 to {path} ({count(written)} tokens)\n"
     [shown] = re.findall(r"```markdown\n(.*?)```", markdown, flags=re.DOTALL)
-    completed = re.search(r"\*\*Completed:\*\* (\S+)", written)
+    completed = re.search(r" completed=(\S+) -->", written)
     assert completed is not None
     assert written == shown.replace("2026-05-15T14:00:00Z", completed.group(1))
     [block] = re.findall(r"```text\n(.*?)```", markdown, flags=re.DOTALL)

@@ -286,7 +286,7 @@ def epic_fields(args: argparse.Namespace) -> object:
 def cmd_add(args: argparse.Namespace) -> int:
     path, explicit = memory_path(args)
     now = args.now or datetime.now(timezone.utc)
-    entry, notes = read_entry(epic_fields(args), now)
+    entry, notes = read_entry(epic_fields(args), now, args.schema)
     sizes = make_sizes(args.tokenizer)
     before_trim = sizes.count(format_epic(entry))
     entry, dropped = fit_entry(entry, sizes.count, MAX_EPIC_TOKENS)
@@ -328,6 +328,8 @@ def cmd_add(args: argparse.Namespace) -> int:
                 "id": entry.epic_id,
                 "intent": entry.intent,
                 "completed": entry.completed,
+                "summary": entry.summary,
+                "schema": entry.schema,
                 "sections": stored_sections(entry),
                 "tokens": epic_tokens,
                 "file_tokens": file_tokens,
@@ -572,9 +574,10 @@ def build_parser() -> argparse.ArgumentParser:
     add = sub.add_parser(
         "add",
         help="append one finished epic from JSON or the line form",
-        description="Append one epic section, in the v1 form, from JSON (--input) or the line "
-        "form (--lines): id, intent, completed "
-        "(default now), and lists decisions, gotchas, anti_patterns, patterns, conflicts, "
+        description="Append one epic section, in the v2 form (--schema 1: the v1 form), from "
+        "JSON (--input) or the line form (--lines): id, intent, summary (one line, v2 only), "
+        "completed (default now), and lists decisions, gotchas, anti_patterns, patterns, "
+        "conflicts, "
         'tentative, each item text or {"text": ..., "confidence": 0-1}. Items under 0.7 '
         f"confidence go to Tentative; an epic over {MAX_EPIC_TOKENS} tokens loses its "
         "lowest-confidence items. Creates .claude/memory/ when missing.",
@@ -589,6 +592,14 @@ def build_parser() -> argparse.ArgumentParser:
         "or - for stdin (a quoted heredoc)",
     )
     add.add_argument("--replace", action="store_true", help="replace an epic with the same ID")
+    add.add_argument(
+        "--schema",
+        type=int,
+        choices=(1, 2),
+        default=2,
+        help="2: the v2 form, with a marker line, the summary and typed entries (default); "
+        "1: the v1 prose form",
+    )
     add.add_argument(
         "--now", type=_timestamp, metavar="ISO8601", help="the default Completed (default: now)"
     )

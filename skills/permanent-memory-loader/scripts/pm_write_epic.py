@@ -1,5 +1,7 @@
 # One epic for `permanent_memory.py add`: the JSON an agent writes when an epic closes, checked
-# and laid out in the v1 form of permanent_memory.md, then placed in the file's text. Pure: the
+# and laid out in the v2 form of permanent_memory.md (the producer's current one: marker line,
+# one-line summary, typed entries with their confidence) or on request the v1 form, then placed
+# in the file's text. Pure: the
 # clock and the token counter are passed in; only permanent_memory_write.py touches files.
 #
 # The loader must read back exactly what is written, so every text is first brought to the
@@ -22,7 +24,8 @@ else:  # installed as a package
 # The JSON lists, in the order their subsections are written, and each one's heading.
 SECTION_FIELDS = ("decisions", "gotchas", "anti_patterns", "patterns", "conflicts")
 LIST_FIELDS = (*SECTION_FIELDS, "tentative")
-KEYS = ("id", "intent", "completed", *LIST_FIELDS)
+KEYS = ("id", "intent", "summary", "completed", *LIST_FIELDS)
+SCHEMAS = (1, 2)
 ITEM_KEYS = ("text", "confidence")
 HEADINGS = {
     "decisions": "Architectural decisions",
@@ -90,6 +93,8 @@ class Entry(NamedTuple):
     intent: str
     completed: str  # YYYY-MM-DDTHH:MM:SSZ
     items: tuple[Item, ...]  # list by list in LIST_FIELDS order, each in input order
+    summary: str | None = None  # v2: the one line the loader shows first
+    schema: int = 2  # the form written: 2 (marker, summary, typed entries) or 1 (prose)
 
 
 def _kind(value: object) -> str:
@@ -208,7 +213,23 @@ def _text_field(data: dict[str, object], key: str, what: str) -> str:
     return value
 
 
-def read_entry(data: object, now: datetime) -> tuple[Entry, list[str]]:
+def _summary(data: dict[str, object], schema: int, notes: list[str]) -> str | None:
+    value = data.get("summary")
+    if value is None:
+        return None
+    if schema != 2:
+        raise InvalidEntry("summary: only the v2 form has a summary; drop it or --schema 1")
+    if not isinstance(value, str):
+        raise InvalidEntry(f"summary: must be text, got {_kind(value)}")
+    text, count = memory_text.redact_secrets(one_line(value))
+    if count:
+        notes.append(f"warning: summary held a secret; it is stored as {memory_text.REDACTED}")
+    text, _confidence, settled = settle_item(text, "summary")
+    notes.extend(settled)
+    return text or None
+
+
+def read_entry(data: object, now: datetime, schema: int = 2) -> tuple[Entry, list[str]]:
     """The epic described by the parsed --input JSON, and the notes for stderr."""
     if not isinstance(data, dict):
         raise InvalidEntry(
@@ -257,7 +278,8 @@ def read_entry(data: object, now: datetime) -> tuple[Entry, list[str]]:
             notes.extend(item_notes)
             if item is not None:
                 items.append(item)
-    return Entry(raw_id, intent, completed, tuple(items)), notes
+    summary = _summary(data, schema, notes)
+    return Entry(raw_id, intent, completed, tuple(items), summary, schema), notes
 
 
 def sections(entry: Entry) -> list[tuple[str, list[Item]]]:
@@ -274,20 +296,39 @@ def sections(entry: Entry) -> list[tuple[str, list[Item]]]:
     return laid_out
 
 
-def item_line(item: Item, moved: bool) -> str:
-    tag = f"[{TAGS[item.field]}] " if moved else ""
+def item_line(item: Item, tagged: bool) -> str:
+    # v2 tags every item with its kind; v1 only an item moved to Tentative. An item of the
+    # tentative list has no kind, so no tag.
+    tag = f"[{TAGS[item.field]}] " if tagged and item.field in TAGS else ""
     trailer = "" if item.confidence is None else f" (confidence: {item.confidence:.2f})"
     return f"- {tag}{item.text}{trailer}"
 
 
+def v2_marker(entry: Entry) -> str:
+    """`<!-- af-memory:v2 epic=ID confidence=0.NN items=N completed=… -->`: the mean confidence
+    of the items that have one (left out when none has), the number of items written, and the
+    completion time, which the loader reads for staleness."""
+    rated = [item.confidence for item in entry.items if item.confidence is not None]
+    confidence = f" confidence={sum(rated) / len(rated):.2f}" if rated else ""
+    return (
+        f"<!-- af-memory:v2 epic={entry.epic_id}{confidence} items={len(entry.items)} "
+        f"completed={entry.completed} -->"
+    )
+
+
 def format_epic(entry: Entry) -> str:
-    """The epic's section in the v1 form, ending with one newline."""
-    lines = [f"## Epic: {entry.epic_id} \u2014 {entry.intent}", f"**Completed:** {entry.completed}"]
+    """The epic's section in its form (v2 unless asked for v1), ending with one newline."""
+    heading = f"## Epic: {entry.epic_id} \u2014 {entry.intent}"
+    if entry.schema == 2:
+        lines = [heading, v2_marker(entry), *([entry.summary] if entry.summary else [])]
+    else:
+        lines = [heading, f"**Completed:** {entry.completed}"]
     for field, items in sections(entry):
         lines.append("")
         lines.append(f"### {HEADINGS[field]}")
         lines.extend(
-            item_line(item, field == "tentative" and item.field != field) for item in items
+            item_line(item, entry.schema == 2 or (field == "tentative" and item.field != field))
+            for item in items
         )
     return "\n".join(lines) + "\n"
 
@@ -297,16 +338,28 @@ def stored_sections(entry: Entry) -> dict[str, list[str]]:
     return {LABELS[field]: [item.text for item in items] for field, items in sections(entry)}
 
 
-def expected_epic(entry: Entry) -> tuple[str, str, str, tuple[Subsection, ...]]:
+def expected_epic(
+    entry: Entry,
+) -> tuple[str, str, str, tuple[Subsection, ...], str | None, int]:
     subs = tuple(
         Subsection(LABELS[field], HEADINGS[field], tuple(item.text for item in items))
         for field, items in sections(entry)
     )
-    return entry.epic_id, entry.intent, entry.completed, subs
+    summary = entry.summary if entry.schema == 2 else None
+    return entry.epic_id, entry.intent, entry.completed, subs, summary, entry.schema
 
 
-def _read_back(epic: Epic) -> tuple[str, str, str | None, tuple[Subsection, ...]]:
-    return epic.epic_id, epic.intent, epic.completed, epic.subsections
+def _read_back(
+    epic: Epic,
+) -> tuple[str, str, str | None, tuple[Subsection, ...], str | None, int]:
+    return (
+        epic.epic_id,
+        epic.intent,
+        epic.completed,
+        epic.subsections,
+        epic.summary,
+        epic.schema,
+    )
 
 
 def verify_epic(entry: Entry, text: str) -> None:
@@ -317,6 +370,11 @@ def verify_epic(entry: Entry, text: str) -> None:
     if len(parsed) == 1 and parsed[0].intent != entry.intent:
         raise InvalidEntry(
             f"intent: the loader would read it back as {parsed[0].intent!r}; rephrase it"
+        )
+    if len(parsed) == 1 and entry.schema == 2 and parsed[0].summary != entry.summary:
+        raise InvalidEntry(
+            "summary: the loader would not read it back as the summary (it reads "
+            f"{parsed[0].summary!r}); rephrase it"
         )
     raise InvalidEntry(  # every item text is settled above, so only a loader change gets here
         "the loader would not read this epic back as written; report it with the --input JSON"
