@@ -331,9 +331,10 @@ def assert_recorded(project: Path, epic_id: str, printed: str) -> str:
     memory = project / ".claude" / "memory" / "permanent_memory.md"
     assert re.fullmatch(rf"added {epic_id} to {re.escape(str(memory))} \(\d+ tokens\)", printed)
     written = memory.read_text(encoding="utf-8")
-    assert f"\n- {DECISION} (confidence: 0.90)\n" in written
-    assert f"\n- {GOTCHA}\n" in written
-    assert f"\n- {' '.join(CONTINUED)}\n" in written
+    # add writes the v2 form: typed entries.
+    assert f"\n- [decision] {DECISION} (confidence: 0.90)\n" in written
+    assert f"\n- [gotcha] {GOTCHA}\n" in written
+    assert f"\n- [pattern] {' '.join(CONTINUED)}\n" in written
     return written
 
 

@@ -76,7 +76,8 @@ def test_every_command_in_skill_md_runs(tmp_path: Path) -> None:
     assert add.stdout.startswith(f"added FEAT-012 to {memory} (")
     assert add.stderr == ""
     written = memory.read_text(encoding="utf-8")
-    assert '\n- Excel reads a leading "=" as a formula: prefix such cells with \'\n' in written
+    gotcha = '- [gotcha] Excel reads a leading "=" as a formula: prefix such cells with \''
+    assert f"\n{gotcha}\n" in written
     assert "\n- [decision] one export per customer at a time (confidence: 0.60)\n" in written
     assert load.stderr == "" and load.stdout.startswith("[permanent-memory | trust:file]\n")
     data = json.loads(explain.stdout)

@@ -115,7 +115,7 @@ def test_add_lines_writes_what_the_same_json_writes(
     from_json = _add(tmp_path, "json", "--input", json.dumps(JSON_FORM))
     assert lines == from_json
     assert lines[0] == 0
-    assert f"\n- {AWKWARD}\n" in lines[1]
+    assert f"\n- [gotcha] {AWKWARD}\n" in lines[1]
     assert "\n- [decision] a dead-letter table, not a queue (confidence: 0.50)\n" in lines[1]
 
 
