@@ -488,6 +488,14 @@ def test_doubling_an_adversarial_input_at_most_triples_its_parse_time(shape: str
     # The runs double, so every line does: a quadratic parser takes four times as long, a linear
     # one twice. Hundreds of epics make the work dwarf the clock's resolution, and lines of a
     # few KB keep cache effects out of the ratio; best of seven runs.
-    small = _best_parse_seconds(_adversarial(shape, 2_000, 200))
-    large = _best_parse_seconds(_adversarial(shape, 4_000, 200))
-    assert large <= 3 * max(small, 1e-4)
+    # Measured up to three times: a noisy neighbour can inflate one measurement (even of CPU
+    # time, through caches), but a quadratic parser is four times slower every time.
+    small_text, large_text = _adversarial(shape, 2_000, 200), _adversarial(shape, 4_000, 200)
+    ratios: list[float] = []
+    for _ in range(3):
+        small = _best_parse_seconds(small_text)
+        large = _best_parse_seconds(large_text)
+        ratios.append(large / max(small, 1e-4))
+        if ratios[-1] <= 3:
+            break
+    assert ratios[-1] <= 3, ratios
