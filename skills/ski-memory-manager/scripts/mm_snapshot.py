@@ -18,6 +18,20 @@ else:  # installed as a package
     from . import mm_frontmatter
 
 SCHEMA_VERSION = 1.1
+# The seed's front matter keys, in the order they are written; any other key is a caller's own.
+FRONT_MATTER_KEYS = (
+    "schema_version",
+    "project-name",
+    "session",
+    "mode",
+    "status",
+    "last-checkpoint",
+    "checkpoints-approved",
+    "checkpoint_decisions",
+    "target-dir",
+    "last_session_at",
+    "updated_at",
+)
 SECTIONS = ("Session summary", "Steps completed", "Active state", "Key decisions")
 PROJECT_FORM = "1-64 characters of letters, digits, '.', '_' or '-', not starting with '.'"
 
@@ -273,19 +287,6 @@ def _front_snapshot(meta: Mapping[str, Any]) -> Snapshot:
             note=_scalar(value, "note"),
             regenerated_count=count,
         )
-    known = (
-        "schema_version",
-        "project-name",
-        "session",
-        "mode",
-        "status",
-        "last-checkpoint",
-        "checkpoints-approved",
-        "checkpoint_decisions",
-        "target-dir",
-        "last_session_at",
-        "updated_at",
-    )
     return Snapshot(
         project_name=_scalar(meta, "project-name") or "",
         session=_scalar(meta, "session") or "",
@@ -298,7 +299,7 @@ def _front_snapshot(meta: Mapping[str, Any]) -> Snapshot:
         target_dir=_scalar(meta, "target-dir"),
         last_session_at=_moment(meta, "last_session_at"),
         updated_at=_moment(meta, "updated_at"),
-        extra={key: value for key, value in meta.items() if key not in known},
+        extra={key: value for key, value in meta.items() if key not in FRONT_MATTER_KEYS},
     )
 
 

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
     import memory_text
     from mm_snapshot import (
+        FRONT_MATTER_KEYS,
         SCHEMA_VERSION,
         Decision,
         InvalidField,
@@ -25,6 +26,7 @@ if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
 else:  # installed as a package
     from . import memory_text
     from .mm_snapshot import (
+        FRONT_MATTER_KEYS,
         SCHEMA_VERSION,
         Decision,
         InvalidField,
@@ -70,20 +72,6 @@ EXTRA_NAME_FORM = "a lower-case name of letters, digits, '_' or '-', at most 40 
 MAX_EXTRA_FIELDS = 20
 MAX_EXTRA_TEXT = 1000
 MAX_EXTRA_ITEMS = 50
-# Front matter keys the manager writes itself; an own field may not take one of these names.
-OWNED_KEYS = (
-    "schema_version",
-    "project-name",
-    "session",
-    "mode",
-    "status",
-    "last-checkpoint",
-    "checkpoints-approved",
-    "checkpoint_decisions",
-    "target-dir",
-    "last_session_at",
-    "updated_at",
-)
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -224,7 +212,8 @@ def extra_fields(data: Mapping[str, object]) -> dict[str, Any]:
         if key in known or value is None:
             continue
         meant = typo_of(str(key))
-        if meant is not None or str(key) in OWNED_KEYS:
+        # An own field may not take the name of a key the manager writes itself.
+        if meant is not None or str(key) in FRONT_MATTER_KEYS:
             hint = f"did you mean {got(meant)}?" if meant else "the memory manager writes it;"
             raise InvalidField(
                 f"unknown input field {got(key)}; {hint} accepted: {', '.join(INPUT_FIELDS)}"
