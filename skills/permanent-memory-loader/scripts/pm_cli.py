@@ -11,24 +11,15 @@ import sys
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
-if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
-    import memory_io
-    from pm_hot import read_memory_file
-    from pm_load import Summary, decode, summarise
-    from pm_parse import parse_iso_datetime
-    from pm_render import Budget
-    from pm_report import Context, explain_text, inspect_text, summary_json
-    from pm_tokens import Tokenizer
-else:  # installed as a package
-    from . import memory_io
-    from .pm_hot import read_memory_file
-    from .pm_load import Summary, decode, summarise
-    from .pm_parse import parse_iso_datetime
-    from .pm_render import Budget
-    from .pm_report import Context, explain_text, inspect_text, summary_json
-    from .pm_tokens import Tokenizer
+import memory_io
+from pm_hot import read_memory_file
+from pm_load import Summary, decode, summarise
+from pm_parse import parse_iso_datetime
+from pm_render import Budget
+from pm_report import Context, explain_text, inspect_text, summary_json
+from pm_tokens import Tokenizer
 
 PROG = "permanent_memory.py"
 MEMORY_FILE = Path(".claude") / "memory" / "permanent_memory.md"
@@ -277,10 +268,8 @@ def cmd_inspect(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    if TYPE_CHECKING or not __package__:
-        import pm_show
-    else:
-        from . import pm_show
+    import pm_show
+
     found = read_memory(args)
     if found is None:
         raise LoadError(
@@ -303,10 +292,8 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    if TYPE_CHECKING or not __package__:
-        import pm_doctor
-    else:
-        from . import pm_doctor
+    import pm_doctor
+
     return pm_doctor.run(project_dir(args.project_dir), args.format)
 
 
@@ -317,8 +304,7 @@ def run_write_command(argv: Sequence[str]) -> int:
             f"({WRITE_MODULE}.py is missing)\n"
         )
         return 2
-    name = f"{__package__}.{WRITE_MODULE}" if __package__ else WRITE_MODULE
-    module = importlib.import_module(name)
+    module = importlib.import_module(WRITE_MODULE)
     result: int = module.main(list(argv))
     return result
 
@@ -330,16 +316,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args_list and args_list[0] in GIT_COMMANDS:
         if not _write_available():  # merge writes a file: part of the writing commands
             return run_write_command(args_list)
-        if TYPE_CHECKING or not __package__:
-            import pm_git
-        else:
-            from . import pm_git
+        import pm_git
+
         return pm_git.main(args_list)
     if args_list[:1] == ["hook"]:
-        if TYPE_CHECKING or not __package__:
-            import pm_hot
-        else:
-            from . import pm_hot
+        import pm_hot
+
         return pm_hot.hook()
     if not args_list or (args_list[0] not in COMMANDS and args_list[0] not in ("-h", "--help")):
         args_list.insert(0, "load")

@@ -7,35 +7,21 @@ import os
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
-if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
-    import memory_io
-    import pm_hot
-    from pm_hook import write_atomic
-    from pm_load import summarise
-    from pm_render import SKIP_TOKENS, Budget, safe_text
-    from pm_tokens import (
-        BUNDLED,
-        BUNDLED_VERSION,
-        TIKTOKEN,
-        EncodingUnavailable,
-        Tokenizer,
-        read_verified_encoding,
-    )
-else:  # installed as a package
-    from . import memory_io, pm_hot
-    from .pm_hook import write_atomic
-    from .pm_load import summarise
-    from .pm_render import SKIP_TOKENS, Budget, safe_text
-    from .pm_tokens import (
-        BUNDLED,
-        BUNDLED_VERSION,
-        TIKTOKEN,
-        EncodingUnavailable,
-        Tokenizer,
-        read_verified_encoding,
-    )
+import memory_io
+import pm_hot
+from pm_hook import write_atomic
+from pm_load import summarise
+from pm_render import SKIP_TOKENS, Budget, safe_text
+from pm_tokens import (
+    BUNDLED,
+    BUNDLED_VERSION,
+    TIKTOKEN,
+    EncodingUnavailable,
+    Tokenizer,
+    read_verified_encoding,
+)
 
 OK, WARN, FAIL, INFO = "ok", "warn", "FAIL", "info"
 MEMORY_FILE = Path(".claude") / "memory" / "permanent_memory.md"

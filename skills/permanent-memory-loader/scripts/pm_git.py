@@ -8,18 +8,11 @@ import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
-    import memory_io
-    from pm_cli import MEMORY_FILE, PROG, LoadError, project_dir
-    from pm_merge import merge_permanent
-    from pm_write_archive import ARCHIVE_DIR
-else:  # installed as a package
-    from . import memory_io
-    from .pm_cli import MEMORY_FILE, PROG, LoadError, project_dir
-    from .pm_merge import merge_permanent
-    from .pm_write_archive import ARCHIVE_DIR
+import memory_io
+from pm_cli import MEMORY_FILE, PROG, LoadError, project_dir
+from pm_merge import merge_permanent
+from pm_write_archive import ARCHIVE_DIR
 
 DRIVER = "permanent-memory"
 DRIVER_NAME = "permanent memory: epics merged by ID (permanent_memory.py merge)"
@@ -32,10 +25,8 @@ def say(line: str) -> None:
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
-    if TYPE_CHECKING or not __package__:
-        from permanent_memory_write import WriteError, encode_as, read_for_writing
-    else:
-        from .permanent_memory_write import WriteError, encode_as, read_for_writing
+    from permanent_memory_write import WriteError, encode_as, read_for_writing
+
     shown = args.path or args.ours
     try:
         base, ours, theirs = (

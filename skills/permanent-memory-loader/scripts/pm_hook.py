@@ -7,7 +7,6 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 SESSION_STATE_DAYS = 30
 
@@ -42,10 +41,8 @@ def render_and_store(
     """Render the block (target, hard cap, stale days) and its status line for the user, and
     cache both in slot ("" for no cache): the entry's text is the status line, then the block."""
     # Imported here: recording what a new session was sent must not load the renderer.
-    if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
-        from pm_load import hook_block
-    else:  # installed as a package
-        from .pm_load import hook_block
+    from pm_load import hook_block
+
     target, hard_cap, stale_days = options
     block, status, estimate_reason = hook_block(data, size, target, hard_cap, stale_days)
     if estimate_reason:

@@ -10,14 +10,11 @@ import os
 import sys
 import time
 
+import memory_io
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
-
-if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
-    import memory_io
-else:  # installed as a package
-    from . import memory_io
 
 try:
     from _blake2 import blake2b
@@ -280,10 +277,8 @@ def hook_context(payload: "dict[str, Any]") -> "tuple[str, str]":
     if entry is not None and "\n" in entry:
         status, block = entry.split("\n", 1)
     else:
-        if TYPE_CHECKING or not __package__:
-            import pm_hook
-        else:
-            from . import pm_hook
+        import pm_hook
+
         block, status = pm_hook.render_and_store(
             data, size, options, slot, lambda text: cache_entry(key, text)
         )
@@ -307,9 +302,7 @@ def hook_context(payload: "dict[str, Any]") -> "tuple[str, str]":
                 status,
             )  # a resumed transcript already holds it; clear and compact start afresh
         return block, status
-    if TYPE_CHECKING or not __package__:
-        import pm_hook
-    else:
-        from . import pm_hook
+    import pm_hook
+
     pm_hook.record_sent(state, sent)
     return block, status

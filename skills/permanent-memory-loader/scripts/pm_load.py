@@ -3,16 +3,11 @@
 from __future__ import annotations
 
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
-if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
-    from pm_parse import Epic, is_stale, normalise_text, parse_permanent
-    from pm_render import SKIP_TOKENS, Block, Budget, render_block, render_skipped
-    from pm_tokens import ESTIMATE_BYTES_PER_TOKEN, MAX_TOKEN_BYTES, Tokenizer, count_up_to
-else:  # installed as a package
-    from .pm_parse import Epic, is_stale, normalise_text, parse_permanent
-    from .pm_render import SKIP_TOKENS, Block, Budget, render_block, render_skipped
-    from .pm_tokens import ESTIMATE_BYTES_PER_TOKEN, MAX_TOKEN_BYTES, Tokenizer, count_up_to
+from pm_parse import Epic, is_stale, normalise_text, parse_permanent
+from pm_render import SKIP_TOKENS, Block, Budget, render_block, render_skipped
+from pm_tokens import ESTIMATE_BYTES_PER_TOKEN, MAX_TOKEN_BYTES, Tokenizer, count_up_to
 
 # More bytes than this (after decoding) means more than SKIP_TOKENS tokens, with no counting.
 CERTAIN_SKIP_BYTES = SKIP_TOKENS * MAX_TOKEN_BYTES + 3

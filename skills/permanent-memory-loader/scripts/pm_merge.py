@@ -14,12 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from difflib import SequenceMatcher
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
-if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
-    from pm_parse import completed_value, normalise_text, parse_permanent, v2_marker
-else:  # installed as a package
-    from .pm_parse import completed_value, normalise_text, parse_permanent, v2_marker
+from pm_parse import completed_value, normalise_text, parse_permanent, v2_marker
 
 OURS_MARK = "<<<<<<< ours"
 SPLIT_MARK = "======="

@@ -10,14 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
-if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
-    import memory_text
-    from pm_parse import LABELS, Epic, is_stale
-else:  # installed as a package
-    from . import memory_text
-    from .pm_parse import LABELS, Epic, is_stale
+import memory_text
+from pm_parse import LABELS, Epic, is_stale
 
 STAMP = "[permanent-memory | trust:file]"
 MAX_LINE_CHARS = 120

@@ -4,34 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
-if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
-    from pm_load import Summary
-    from pm_parse import LABELS, Epic, age_days, is_stale
-    from pm_render import (
-        LEVEL_DROPS,
-        LEVELS,
-        SKIP_TOKENS,
-        cut_line,
-        epic_line,
-        ids_text,
-        safe_text,
-        sub_lines,
-    )
-else:  # installed as a package
-    from .pm_load import Summary
-    from .pm_parse import LABELS, Epic, age_days, is_stale
-    from .pm_render import (
-        LEVEL_DROPS,
-        LEVELS,
-        SKIP_TOKENS,
-        cut_line,
-        epic_line,
-        ids_text,
-        safe_text,
-        sub_lines,
-    )
+from pm_load import Summary
+from pm_parse import LABELS, Epic, age_days, is_stale
+from pm_render import (
+    LEVEL_DROPS,
+    LEVELS,
+    SKIP_TOKENS,
+    cut_line,
+    epic_line,
+    ids_text,
+    safe_text,
+    sub_lines,
+)
 
 Counter = Callable[[str], int]
 

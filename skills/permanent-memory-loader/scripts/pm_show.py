@@ -4,16 +4,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
-    import memory_text
-    from pm_parse import Epic, normalise_text, parse_permanent
-    from pm_render import STAMP, safe_text
-else:  # installed as a package
-    from . import memory_text
-    from .pm_parse import Epic, normalise_text, parse_permanent
-    from .pm_render import STAMP, safe_text
+import memory_text
+from pm_parse import Epic, normalise_text, parse_permanent
+from pm_render import STAMP, safe_text
 
 MAX_SHOW_CHARS = 8000  # well under what a tool result or a hook may carry
 MAX_LISTED_IDS = 10

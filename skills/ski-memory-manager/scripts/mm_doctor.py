@@ -6,14 +6,11 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
-if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
-    import mm_frontmatter
-    import mm_snapshot
-    import mm_store
-else:  # installed as a package
-    from . import mm_frontmatter, mm_snapshot, mm_store
+import mm_frontmatter
+import mm_snapshot
+import mm_store
 
 MAX_PARSED = 1000  # newest snapshots parsed; enough to find trouble, bounded on huge dirs
 MAX_NAMED = 3

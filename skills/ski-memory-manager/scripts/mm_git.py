@@ -8,16 +8,13 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
-    import memory_io
-    import mm_commands
-    import mm_merge
-    import mm_snapshot
-    import mm_store
-else:  # installed as a package
-    from . import memory_io, mm_commands, mm_merge, mm_snapshot, mm_store
+import memory_io
+import mm_commands
+import mm_merge
+import mm_snapshot
+import mm_store
 
 PROG = "memory_manager.py"
 DRIVER = "ski-memory"

@@ -16,7 +16,7 @@ import os
 import sys
 import time
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 try:
     from _blake2 import blake2b
@@ -47,10 +47,8 @@ LOADER_SCRIPTS = os.path.join(
 
 def say(line: str) -> None:
     """A diagnostic on stderr, cleaned like every other line the manager prints."""
-    if TYPE_CHECKING or not __package__:
-        import memory_text
-    else:
-        from . import memory_text
+    import memory_text
+
     if sys.stderr is None:  # closed
         return
     try:
@@ -156,10 +154,8 @@ def resume_context(payload: dict[str, Any], env: Mapping[str, str], now: float) 
     found = cached_resume(slot, key, now) if slot else None
     if found is not None:
         return found
-    if TYPE_CHECKING or not __package__:
-        import mm_commands
-    else:
-        from . import mm_commands
+    import mm_commands
+
     return mm_commands.resume_and_store(payload, env, now, slot, key)
 
 

@@ -12,16 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
-if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
-    from mm_snapshot import Snapshot, SnapshotError, format_snapshot, parse_iso, parse_snapshot
-    from mm_snapshot import session_datetime as session_moment
-    from mm_update import Update, merge, redact_snapshot
-else:  # installed as a package
-    from .mm_snapshot import Snapshot, SnapshotError, format_snapshot, parse_iso, parse_snapshot
-    from .mm_snapshot import session_datetime as session_moment
-    from .mm_update import Update, merge, redact_snapshot
+from mm_snapshot import Snapshot, SnapshotError, format_snapshot, parse_iso, parse_snapshot
+from mm_snapshot import session_datetime as session_moment
+from mm_update import Update, merge, redact_snapshot
 
 
 class MergedSnapshot(NamedTuple):

@@ -5,13 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
-if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
-    import memory_text
-    import mm_snapshot
-else:  # installed as a package
-    from . import memory_text, mm_snapshot
+import memory_text
+import mm_snapshot
 
 STAMP = "[session-memory | trust:file]"
 HOOK_LIMIT = 4000

@@ -10,12 +10,9 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from datetime import date, datetime, timezone
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
-if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
-    import mm_frontmatter
-else:  # installed as a package
-    from . import mm_frontmatter
+import mm_frontmatter
 
 SCHEMA_VERSION = 1.1
 # The seed's front matter keys, in the order they are written; any other key is a caller's own.

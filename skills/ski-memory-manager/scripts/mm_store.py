@@ -11,13 +11,9 @@ import re
 import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
-    import memory_io
-    import mm_snapshot
-else:  # installed as a package
-    from . import memory_io, mm_snapshot
+import memory_io
+import mm_snapshot
 
 # Without fcntl (Windows) saves are still atomic, but not serialised (see references/).
 HAVE_FLOCK = memory_io.HAVE_FLOCK

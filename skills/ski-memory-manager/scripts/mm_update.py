@@ -6,38 +6,22 @@ import difflib
 import re
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
-if TYPE_CHECKING or not __package__:  # run as a script from the skill folder
-    import memory_text
-    from mm_snapshot import (
-        FRONT_MATTER_KEYS,
-        SCHEMA_VERSION,
-        Decision,
-        InvalidField,
-        Snapshot,
-        got,
-        iso_utc,
-        json_type,
-        session_datetime,
-        step_order,
-        validate_project_name,
-    )
-else:  # installed as a package
-    from . import memory_text
-    from .mm_snapshot import (
-        FRONT_MATTER_KEYS,
-        SCHEMA_VERSION,
-        Decision,
-        InvalidField,
-        Snapshot,
-        got,
-        iso_utc,
-        json_type,
-        session_datetime,
-        step_order,
-        validate_project_name,
-    )
+import memory_text
+from mm_snapshot import (
+    FRONT_MATTER_KEYS,
+    SCHEMA_VERSION,
+    Decision,
+    InvalidField,
+    Snapshot,
+    got,
+    iso_utc,
+    json_type,
+    session_datetime,
+    step_order,
+    validate_project_name,
+)
 
 MODES = ("architect", "express")
 STATUSES = ("in-progress", "paused", "completed")
