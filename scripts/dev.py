@@ -3,7 +3,8 @@
 
 Both create or reuse `.venv/` at the repository root, so they need only `python3` (>= 3.9)
 and access to PyPI; `test` also installs the pinned npm clients for the end-to-end checks
-when `npm` is on PATH.
+when `npm` is on PATH. `sync-shared` writes the skills' copies of the modules in `shared/`
+(`--check`: only say which copy differs).
 """
 
 from __future__ import annotations
@@ -25,12 +26,20 @@ DEMO = ROOT / "examples" / "demo-project"
 DEMO_PROJECT_NAME = "billing-api"
 LOADER = ROOT / "skills" / "permanent-memory-loader" / "scripts" / "permanent_memory.py"
 MANAGER = ROOT / "skills" / "ski-memory-manager" / "scripts" / "memory_manager.py"
+# Modules both skills use. A skill folder is installed alone (`npx skillmds add`, a plugin
+# install), so each one carries a committed copy of the canonical file in shared/.
+SHARED = ROOT / "shared"
+SHARED_MODULES = ("memory_io.py", "memory_text.py")
+SHARED_COPY_DIRS = (LOADER.parent, MANAGER.parent)
+SHARED_HEADER = (
+    "# Generated from shared/{name} by `python3 scripts/dev.py sync-shared`; edit that file.\n"
+)
 # Editable installs from pyproject.toml alone (PEP 660) need pip 21.3; Python 3.9.0 ships 20.2.
 MIN_PIP = (21, 3)
 # The test extras include everything the base install has, so a venv set up by `test`
 # serves `demo` too.
 SUPERSETS = {"": ("", "test"), "test": ("test",)}
-USAGE = "usage: python3 scripts/dev.py demo | test [pytest args ...]"
+USAGE = "usage: python3 scripts/dev.py demo | test [pytest args ...] | sync-shared [--check]"
 
 
 class DevError(Exception):
@@ -145,6 +154,38 @@ def ensure_npm_clients() -> None:
     stamp.write_text(digest)
 
 
+def shared_copy(name: str, canonical: str) -> str:
+    return SHARED_HEADER.format(name=name) + canonical
+
+
+def stale_copies(
+    shared: Path = SHARED, copy_dirs: Sequence[Path] = SHARED_COPY_DIRS
+) -> list[tuple[Path, str]]:
+    # Each copy that is missing or differs from what sync-shared would write, with that text.
+    stale = []
+    for name in SHARED_MODULES:
+        expected = shared_copy(name, (shared / name).read_text(encoding="utf-8"))
+        for folder in copy_dirs:
+            copy = folder / name
+            if not copy.is_file() or copy.read_text(encoding="utf-8") != expected:
+                stale.append((copy, expected))
+    return stale
+
+
+def sync_shared(
+    check: bool, shared: Path = SHARED, copy_dirs: Sequence[Path] = SHARED_COPY_DIRS
+) -> int:
+    stale = stale_copies(shared, copy_dirs)
+    for copy, expected in stale:
+        shown = copy.relative_to(ROOT) if copy.is_relative_to(ROOT) else copy
+        if check:
+            _say(f"{shown} differs from shared/{copy.name}: run python3 scripts/dev.py sync-shared")
+        else:
+            copy.write_text(expected, encoding="utf-8")
+            _say(f"wrote {shown}")
+    return 1 if check and stale else 0
+
+
 def demo(python: Path) -> int:
     env = env_with_venv(os.environ, VENV)
     first = subprocess.run(
@@ -178,7 +219,7 @@ def test(python: Path, pytest_args: Sequence[str]) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    if not args or args[0] not in ("demo", "test"):
+    if not args or args[0] not in ("demo", "test", "sync-shared"):
         print(USAGE, file=sys.stderr)
         return 2
     command, rest = args[0], args[1:]
@@ -186,6 +227,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if sys.version_info < (3, 9):  # noqa: UP036
         print("error: project-memory needs Python 3.9 or newer", file=sys.stderr)
         return 1
+    if command == "sync-shared":
+        if rest not in ([], ["--check"]):
+            print(USAGE, file=sys.stderr)
+            return 2
+        return sync_shared(check=bool(rest))
     try:
         if command == "demo":
             if rest:

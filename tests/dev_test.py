@@ -15,17 +15,27 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import dev
 
 PYPROJECT = b'[project]\nname = "x"\n'
+SYNC = "python3 scripts/dev.py sync-shared"
 
 
 def test_no_command_prints_usage_and_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert dev.main([]) == 2
     assert capsys.readouterr() == (
         "",
-        "usage: python3 scripts/dev.py demo | test [pytest args ...]\n",
+        "usage: python3 scripts/dev.py demo | test [pytest args ...] | sync-shared [--check]\n",
     )
 
 
-@pytest.mark.parametrize("argv", [["deploy"], ["--help"], ["demo", "--now", "2026-01-01"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["deploy"],
+        ["--help"],
+        ["demo", "--now", "2026-01-01"],
+        ["sync-shared", "--force"],
+        ["sync-shared", "--check", "--check"],
+    ],
+)
 def test_unknown_command_or_demo_arguments_exit_2(
     argv: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -162,3 +172,58 @@ def test_test_command_runs_pytest_in_the_venv_with_the_given_arguments() -> None
     assert result.returncode == 0, result.stderr
     # npm may print its summary first when it had to install the pinned clients.
     assert result.stdout.splitlines()[-1].startswith("pytest "), result.stdout
+
+
+def test_the_skills_copies_of_the_shared_modules_are_current() -> None:
+    # The check the README asks for after editing shared/: every copy is what sync-shared writes.
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "dev.py"), "sync-shared", "--check"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+    for name in dev.SHARED_MODULES:
+        canonical = (dev.SHARED / name).read_text(encoding="utf-8")
+        for folder in dev.SHARED_COPY_DIRS:
+            copy = (folder / name).read_text(encoding="utf-8")
+            assert copy.startswith(f"# Generated from shared/{name} by `python3 scripts/dev.py ")
+            assert copy.endswith(canonical)
+
+
+def test_sync_shared_writes_missing_and_stale_copies_and_check_names_them(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shared, skill_a, skill_b = tmp_path / "shared", tmp_path / "a", tmp_path / "b"
+    for folder in (shared, skill_a, skill_b):
+        folder.mkdir()
+    for name in dev.SHARED_MODULES:
+        (shared / name).write_text(f"X = {name!r}\n")
+    (skill_a / "memory_io.py").write_text(dev.shared_copy("memory_io.py", "X = 'memory_io.py'\n"))
+    (skill_b / "memory_io.py").write_text("X = 'edited in the copy'\n")
+    copies = (skill_a, skill_b)
+
+    assert dev.sync_shared(check=True, shared=shared, copy_dirs=copies) == 1
+    stale = [
+        f"{tmp_path}/b/memory_io.py",
+        f"{tmp_path}/a/memory_text.py",
+        f"{tmp_path}/b/memory_text.py",
+    ]
+    assert capsys.readouterr() == (
+        "",
+        "".join(f"{path} differs from shared/{Path(path).name}: run {SYNC}\n" for path in stale),
+    )
+    assert (skill_b / "memory_io.py").read_text() == "X = 'edited in the copy'\n"  # check only
+
+    assert dev.sync_shared(check=False, shared=shared, copy_dirs=copies) == 0
+    assert capsys.readouterr() == ("", "".join(f"wrote {path}\n" for path in stale))
+    for folder in copies:
+        for name in dev.SHARED_MODULES:
+            assert (folder / name).read_text() == (
+                f"# Generated from shared/{name} by `python3 scripts/dev.py sync-shared`; "
+                f"edit that file.\nX = {name!r}\n"
+            )
+    assert dev.sync_shared(check=True, shared=shared, copy_dirs=copies) == 0
+    assert dev.sync_shared(check=False, shared=shared, copy_dirs=copies) == 0
+    assert capsys.readouterr() == ("", "")

@@ -6,21 +6,14 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
-import memory_io
 import pytest
-from conftest import LOADER_DIR, MANAGER_DIR
 
 TIMEOUT = 60
 
 
-def test_both_skills_carry_the_same_file() -> None:
-    loader = (LOADER_DIR / "memory_io.py").read_bytes()
-    manager = (MANAGER_DIR / "memory_io.py").read_bytes()
-    assert loader == manager
-
-
-def test_atomic_write_creates_and_replaces(tmp_path: Path) -> None:
+def test_atomic_write_creates_and_replaces(memory_io: ModuleType, tmp_path: Path) -> None:
     path = tmp_path / "f.md"
     memory_io.atomic_write(path, b"one\n")
     assert path.read_bytes() == b"one\n"
@@ -32,7 +25,7 @@ def test_atomic_write_creates_and_replaces(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f.md"]
 
 
-def test_temp_names() -> None:
+def test_temp_names(memory_io: ModuleType) -> None:
     temp = memory_io.temp_path(Path("/m/permanent_memory.md"))
     assert temp.parent == Path("/m")
     prefix = f".permanent_memory.md.tmp-{os.getpid()}-"
@@ -45,7 +38,7 @@ def test_temp_names() -> None:
 
 @pytest.mark.parametrize("failing", ["write", "fsync", "replace"])
 def test_a_failed_write_leaves_the_previous_file_and_no_temp(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: str
+    memory_io: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: str
 ) -> None:
     path = tmp_path / "f.md"
     path.write_bytes(b"previous\n")
@@ -62,14 +55,14 @@ def test_a_failed_write_leaves_the_previous_file_and_no_temp(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f.md"]
 
 
-def test_a_write_into_a_missing_directory(tmp_path: Path) -> None:
+def test_a_write_into_a_missing_directory(memory_io: ModuleType, tmp_path: Path) -> None:
     path = tmp_path / "nowhere" / "f.md"
     with pytest.raises(memory_io.MemoryIOError) as caught:
         memory_io.atomic_write(path, b"x")
     assert str(caught.value) == f"cannot write {path}: No such file or directory"
 
 
-def test_a_large_write_lands_whole(tmp_path: Path) -> None:
+def test_a_large_write_lands_whole(memory_io: ModuleType, tmp_path: Path) -> None:
     data = os.urandom(3 * 1024 * 1024)
     memory_io.atomic_write(tmp_path / "big", data)
     assert (tmp_path / "big").read_bytes() == data
@@ -85,8 +78,10 @@ memory_io.atomic_write(Path(sys.argv[2]), b"new, complete text\\n")
 """
 
 
-@pytest.mark.parametrize("skill_dir", [LOADER_DIR, MANAGER_DIR], ids=["loader", "manager"])
-def test_killed_before_replace_leaves_the_previous_file(tmp_path: Path, skill_dir: Path) -> None:
+def test_killed_before_replace_leaves_the_previous_file(
+    memory_io: ModuleType, tmp_path: Path
+) -> None:
+    skill_dir = Path(memory_io.__file__).parent
     path = tmp_path / "f.md"
     path.write_bytes(b"previous\n")
     result = subprocess.run(
@@ -114,9 +109,11 @@ print("released", flush=True)
 """
 
 
-def _holder(target: Path) -> subprocess.Popen[str]:
+def _holder(memory_io: ModuleType, target: Path) -> subprocess.Popen[str]:
+    # The holder runs the same skill's copy, imported as that skill imports it.
+    skill_dir = Path(memory_io.__file__).parent
     holder = subprocess.Popen(
-        [sys.executable, "-c", HOLD_LOCK, str(LOADER_DIR), str(target)],
+        [sys.executable, "-c", HOLD_LOCK, str(skill_dir), str(target)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
@@ -140,9 +137,11 @@ def _is_locked(target: Path) -> bool:
 
 
 @pytest.mark.parametrize("kind", ["lock file", "directory"])
-def test_locked_excludes_other_processes_until_released(tmp_path: Path, kind: str) -> None:
+def test_locked_excludes_other_processes_until_released(
+    memory_io: ModuleType, tmp_path: Path, kind: str
+) -> None:
     target = tmp_path / ".x.lock" if kind == "lock file" else tmp_path
-    holder = _holder(target)
+    holder = _holder(memory_io, target)
     try:
         assert _is_locked(target)
         assert holder.stdin is not None and holder.stdout is not None
@@ -158,8 +157,8 @@ def test_locked_excludes_other_processes_until_released(tmp_path: Path, kind: st
     assert [p.name for p in tmp_path.iterdir()] == ([".x.lock"] if kind == "lock file" else [])
 
 
-def test_a_killed_holder_releases_the_lock(tmp_path: Path) -> None:
-    holder = _holder(tmp_path)
+def test_a_killed_holder_releases_the_lock(memory_io: ModuleType, tmp_path: Path) -> None:
+    holder = _holder(memory_io, tmp_path)
     try:
         assert _is_locked(tmp_path)
         holder.send_signal(signal.SIGKILL)
@@ -172,7 +171,7 @@ def test_a_killed_holder_releases_the_lock(tmp_path: Path) -> None:
         holder.wait(timeout=TIMEOUT)
 
 
-def test_locked_reports_what_it_cannot_open(tmp_path: Path) -> None:
+def test_locked_reports_what_it_cannot_open(memory_io: ModuleType, tmp_path: Path) -> None:
     missing = tmp_path / "gone" / ".x.lock"
     with pytest.raises(memory_io.MemoryIOError) as caught:
         with memory_io.locked(missing):
@@ -180,7 +179,9 @@ def test_locked_reports_what_it_cannot_open(tmp_path: Path) -> None:
     assert str(caught.value) == f"cannot lock {missing}: No such file or directory"
 
 
-def test_locked_in_a_read_only_directory_uses_the_existing_lock_file(tmp_path: Path) -> None:
+def test_locked_in_a_read_only_directory_uses_the_existing_lock_file(
+    memory_io: ModuleType, tmp_path: Path
+) -> None:
     if os.geteuid() == 0:
         pytest.skip("root ignores directory permissions")
     lock = tmp_path / ".x.lock"
@@ -194,7 +195,9 @@ def test_locked_in_a_read_only_directory_uses_the_existing_lock_file(tmp_path: P
     assert entered
 
 
-def test_without_flock_locked_does_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_flock_locked_does_nothing(
+    memory_io: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setattr(memory_io, "HAVE_FLOCK", False)
     with memory_io.locked(tmp_path / "missing-dir" / ".x.lock"):
         entered = True
@@ -202,7 +205,9 @@ def test_without_flock_locked_does_nothing(tmp_path: Path, monkeypatch: pytest.M
     assert list(tmp_path.iterdir()) == []
 
 
-def test_fsync_dir_is_best_effort(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_fsync_dir_is_best_effort(
+    memory_io: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     synced: list[int] = []
     real_fsync = os.fsync
     monkeypatch.setattr(os, "fsync", lambda fd: synced.append(fd) or real_fsync(fd))
@@ -218,7 +223,9 @@ def test_fsync_dir_is_best_effort(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     memory_io.fsync_dir(tmp_path)  # a file system that cannot sync directories: no error
 
 
-def test_inside_project_follows_links_that_stay_inside(tmp_path: Path) -> None:
+def test_inside_project_follows_links_that_stay_inside(
+    memory_io: ModuleType, tmp_path: Path
+) -> None:
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "m.md").write_text("x")
     (tmp_path / "m.md").symlink_to("docs/m.md")
@@ -238,7 +245,9 @@ def test_inside_project_follows_links_that_stay_inside(tmp_path: Path) -> None:
         ("dangling", "../nowhere/x"),
     ],
 )
-def test_inside_project_refuses_links_that_leave(tmp_path: Path, link: str, target: str) -> None:
+def test_inside_project_refuses_links_that_leave(
+    memory_io: ModuleType, tmp_path: Path, link: str, target: str
+) -> None:
     root = tmp_path / "project"
     root.mkdir()
     (root / link).symlink_to(target)
@@ -251,7 +260,7 @@ def test_inside_project_refuses_links_that_leave(tmp_path: Path, link: str, targ
     assert isinstance(caught.value, OSError)  # every reader's OSError handler reports it
 
 
-def test_read_regular_reads_only_regular_files(tmp_path: Path) -> None:
+def test_read_regular_reads_only_regular_files(memory_io: ModuleType, tmp_path: Path) -> None:
     (tmp_path / "f").write_bytes(b"abc")
     assert memory_io.read_regular(tmp_path / "f", 3) == (b"abc", 3)
     assert memory_io.read_regular(tmp_path / "f", 2) == (None, 3)  # over the limit: not read
@@ -267,7 +276,7 @@ def test_read_regular_reads_only_regular_files(tmp_path: Path) -> None:
     assert caught.value.errno == errno.ELOOP
 
 
-def test_read_inside_refuses_before_opening(tmp_path: Path) -> None:
+def test_read_inside_refuses_before_opening(memory_io: ModuleType, tmp_path: Path) -> None:
     root = tmp_path / "project"
     root.mkdir()
     os.mkfifo(tmp_path / "outside-fifo")  # opening it for reading would block
@@ -280,7 +289,9 @@ def test_read_inside_refuses_before_opening(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("target", ["dangling", "existing file"])
-def test_locked_refuses_a_lock_file_that_is_a_link(tmp_path: Path, target: str) -> None:
+def test_locked_refuses_a_lock_file_that_is_a_link(
+    memory_io: ModuleType, tmp_path: Path, target: str
+) -> None:
     outside = tmp_path / "outside.lock"
     if target == "existing file":
         outside.write_bytes(b"")
@@ -294,7 +305,7 @@ def test_locked_refuses_a_lock_file_that_is_a_link(tmp_path: Path, target: str) 
     assert outside.exists() == (target == "existing file")
 
 
-def test_locked_follows_a_link_to_a_directory(tmp_path: Path) -> None:
+def test_locked_follows_a_link_to_a_directory(memory_io: ModuleType, tmp_path: Path) -> None:
     (tmp_path / "real").mkdir()
     (tmp_path / "link").symlink_to("real")
     with memory_io.locked(tmp_path / "link"):
@@ -302,7 +313,7 @@ def test_locked_follows_a_link_to_a_directory(tmp_path: Path) -> None:
     assert list((tmp_path / "real").iterdir()) == []
 
 
-def test_add_attributes_appends_only_what_is_missing(tmp_path: Path) -> None:
+def test_add_attributes_appends_only_what_is_missing(memory_io: ModuleType, tmp_path: Path) -> None:
     (tmp_path / ".gitattributes").write_text("*.png binary")
     mode = 0o640
     os.chmod(tmp_path / ".gitattributes", mode)
@@ -319,7 +330,9 @@ def test_add_attributes_appends_only_what_is_missing(tmp_path: Path) -> None:
     assert (tmp_path / ".gitattributes").read_text().endswith("b merge=x\nc merge=y\n")
 
 
-def test_add_attributes_creates_the_file_and_refuses_links(tmp_path: Path) -> None:
+def test_add_attributes_creates_the_file_and_refuses_links(
+    memory_io: ModuleType, tmp_path: Path
+) -> None:
     assert memory_io.add_attributes(tmp_path, "# ours", ["a merge=x"]) == ["a merge=x"]
     assert (tmp_path / ".gitattributes").read_text() == "# ours\na merge=x\n"
     linked = tmp_path / "linked"

@@ -1,13 +1,13 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
+from types import ModuleType
 
-import memory_text
 import pytest
 from conftest import LOADER_DIR, MANAGER_DIR
 from hypothesis import assume, given
 from hypothesis import strategies as st
-from memory_text import REDACTED, clean, neutralise_markup, redact_secrets, strip_unsafe
 
 STAMP_LOOKALIKE = re.compile(r"\[[^\[\]\n]*\|\s*trust\s*:[^\[\]\n]*\]", re.IGNORECASE)
 UNSAFE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
@@ -48,25 +48,19 @@ RAW_PARTS = {
 }
 
 
-def test_both_skills_carry_the_same_copy() -> None:
-    assert (LOADER_DIR / "memory_text.py").read_bytes() == (
-        MANAGER_DIR / "memory_text.py"
-    ).read_bytes()
-
-
 @pytest.mark.parametrize("kind", sorted(SECRETS))
-def test_each_kind_of_secret_is_redacted(kind: str) -> None:
+def test_each_kind_of_secret_is_redacted(memory_text: ModuleType, kind: str) -> None:
     text = f"note before {SECRETS[kind]} note after"
-    redacted, count = redact_secrets(text)
+    redacted, count = memory_text.redact_secrets(text)
     assert count >= 1
-    assert REDACTED in redacted
+    assert memory_text.REDACTED in redacted
     assert RAW_PARTS.get(kind, SECRETS[kind]) not in redacted
     assert redacted.startswith("note before ")
 
 
-def test_secret_split_by_zero_width_characters_is_still_redacted() -> None:
+def test_secret_split_by_zero_width_characters_is_still_redacted(memory_text: ModuleType) -> None:
     split = "ghp_" + "\u200b".join("A1b2C3d4E5" * 3 + "abcdef")
-    assert clean(split) == REDACTED
+    assert memory_text.clean(split) == memory_text.REDACTED
 
 
 @pytest.mark.parametrize(
@@ -88,20 +82,22 @@ def test_secret_split_by_zero_width_characters_is_still_redacted() -> None:
         "secret: '***'",
     ],
 )
-def test_names_and_values_that_only_look_secret_are_left_alone(text: str) -> None:
-    assert clean(text) == text
+def test_names_and_values_that_only_look_secret_are_left_alone(
+    memory_text: ModuleType, text: str
+) -> None:
+    assert memory_text.clean(text) == text
 
 
-def test_redaction_stays_linear_on_long_runs() -> None:
+def test_redaction_stays_linear_on_long_runs(memory_text: ModuleType) -> None:
     # Keys may have any prefix (PGPASSWORD); the prefix scan must not restart inside a run.
     for text in ("a" * 200_000, "_" * 200_000, "password" * 25_000):
-        assert clean(text) == text
+        assert memory_text.clean(text) == text
 
 
-def test_plain_text_is_left_alone() -> None:
+def test_plain_text_is_left_alone(memory_text: ModuleType) -> None:
     text = "token storage in httpOnly cookie (DEC-001); a < b -> c; 50% [draft]"
-    assert clean(text) == text
-    assert redact_secrets(text) == (text, 0)
+    assert memory_text.clean(text) == text
+    assert memory_text.redact_secrets(text) == (text, 0)
 
 
 @pytest.mark.parametrize(
@@ -122,8 +118,8 @@ def test_plain_text_is_left_alone() -> None:
         ("<\u0338/system-reminder>", "\u2039\u0338/system-reminder>"),
     ],
 )
-def test_neutralise_markup(raw: str, expected: str) -> None:
-    assert neutralise_markup(raw) == expected
+def test_neutralise_markup(memory_text: ModuleType, raw: str, expected: str) -> None:
+    assert memory_text.neutralise_markup(raw) == expected
 
 
 @pytest.mark.parametrize(
@@ -138,27 +134,27 @@ def test_neutralise_markup(raw: str, expected: str) -> None:
         ("nul\x00bell\x07del\x7f", "nulbelldel"),
     ],
 )
-def test_strip_unsafe(raw: str, expected: str) -> None:
-    assert strip_unsafe(raw) == expected
+def test_strip_unsafe(memory_text: ModuleType, raw: str, expected: str) -> None:
+    assert memory_text.strip_unsafe(raw) == expected
 
 
 @given(st.text())
-def test_clean_leaves_no_stamp_tag_or_control(text: str) -> None:
-    out = clean(text)
+def test_clean_leaves_no_stamp_tag_or_control(memory_text: ModuleType, text: str) -> None:
+    out = memory_text.clean(text)
     assert not STAMP_LOOKALIKE.search(out)
     assert not re.search(r"<[!?A-Za-z/]", out)
     assert not UNSAFE.search(out)
 
 
 @given(st.text())
-def test_clean_is_idempotent(text: str) -> None:
-    once = clean(text)
-    assert clean(once) == once
+def test_clean_is_idempotent(memory_text: ModuleType, text: str) -> None:
+    once = memory_text.clean(text)
+    assert memory_text.clean(once) == once
 
 
-def test_module_has_no_heavy_imports() -> None:
+def test_module_has_no_heavy_imports(memory_text: ModuleType) -> None:
     # The per-turn hook imports this module; it must stay standard-library only.
-    source = (LOADER_DIR / "memory_text.py").read_text()
+    source = Path(memory_text.__file__).read_text()
     assert "import yaml" not in source and "import tiktoken" not in source
     assert memory_text.REDACTED == "[REDACTED]"
 
@@ -180,21 +176,23 @@ CLEANING_ATTACKS = {
 
 
 @pytest.mark.parametrize("attack", sorted(CLEANING_ATTACKS))
-def test_hostile_text_cannot_stall_cleaning(attack: str) -> None:
+def test_hostile_text_cannot_stall_cleaning(memory_text: ModuleType, attack: str) -> None:
     import time
 
     text = CLEANING_ATTACKS[attack]
     started = time.perf_counter()
-    cleaned = clean(text)
+    cleaned = memory_text.clean(text)
     # Generous (linear cleaning takes milliseconds); the timings are in scripts/bench.
     assert time.perf_counter() - started < 1.0
     assert not STAMP_LOOKALIKE.search(cleaned)
 
 
 @given(st.integers(1, 12), st.sampled_from(["|trust:", " | TRUST : ", "|\ntrust:"]))
-def test_no_stamp_survives_any_nesting_depth(depth: int, core: str) -> None:
+def test_no_stamp_survives_any_nesting_depth(
+    memory_text: ModuleType, depth: int, core: str
+) -> None:
     text = "[" * depth + ("a" + core + "x]") * depth
-    assert not STAMP_LOOKALIKE.search(neutralise_markup(text))
+    assert not STAMP_LOOKALIKE.search(memory_text.neutralise_markup(text))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -202,12 +200,12 @@ def test_no_stamp_survives_any_nesting_depth(depth: int, core: str) -> None:
 # of attacks is LOOKALIKES in hardening_injection_test.py; here, the unit level of each.
 
 
-def test_every_lookalike_attack_is_disarmed() -> None:
+def test_every_lookalike_attack_is_disarmed(memory_text: ModuleType) -> None:
     from hardening_injection_test import LOOKALIKES
     from hardening_support import folded_problems
 
     for name, payload in LOOKALIKES.items():
-        assert not folded_problems(clean(payload)), (name, clean(payload))
+        assert not folded_problems(memory_text.clean(payload)), (name, memory_text.clean(payload))
 
 
 @pytest.mark.parametrize(
@@ -232,8 +230,8 @@ def test_every_lookalike_attack_is_disarmed() -> None:
         ("tr\U0001d173ust \u0600x \U0001bca0y", "trust x y"),
     ],
 )
-def test_clean_on_the_skeleton(raw: str, expected: str) -> None:
-    assert clean(raw) == expected
+def test_clean_on_the_skeleton(memory_text: ModuleType, raw: str, expected: str) -> None:
+    assert memory_text.clean(raw) == expected
 
 
 @pytest.mark.parametrize(
@@ -246,18 +244,18 @@ def test_clean_on_the_skeleton(raw: str, expected: str) -> None:
         "commit 3f9c2a1e0b7d4c6f8a9b0c1d2e3f4a5b6c7d8e9f uuid 123e4567-e89b-12d3-a456-426614174000",
     ],
 )
-def test_ordinary_text_is_kept_as_written(text: str) -> None:
-    assert clean(text) == text
+def test_ordinary_text_is_kept_as_written(memory_text: ModuleType, text: str) -> None:
+    assert memory_text.clean(text) == text
 
 
-def test_skeleton_folds_what_a_model_reads_alike() -> None:
+def test_skeleton_folds_what_a_model_reads_alike(memory_text: ModuleType) -> None:
     assert memory_text.skeleton("\U0001d42d\u0280\u057d\u0455\u03c4\ufe55") == "trust:"
     assert memory_text.skeleton("\u301a\u2758\u2044\u276e") == "[|/<"
     assert memory_text.skeleton("t\u0301\u200bx\ufb06") == "txst"
     assert memory_text.skeleton("\u2039") == "\u2039"  # the neutral form stays neutral
 
 
-def test_every_format_character_is_stripped() -> None:
+def test_every_format_character_is_stripped(memory_text: ModuleType) -> None:
     import sys
     import unicodedata
 
@@ -265,7 +263,7 @@ def test_every_format_character_is_stripped() -> None:
         chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Cf"
     )
     assert len(formats) > 150
-    assert strip_unsafe(f"a{formats}b") == "ab"
+    assert memory_text.strip_unsafe(f"a{formats}b") == "ab"
 
 
 # Pieces an attacker combines: the parts of a stamp and a tag, their look-alikes, format
@@ -346,19 +344,21 @@ _PIECES = st.sampled_from(
 
 
 @given(st.lists(_PIECES, max_size=40).map("".join))
-def test_no_output_holds_a_stamp_or_tag_after_folding(text: str) -> None:
+def test_no_output_holds_a_stamp_or_tag_after_folding(memory_text: ModuleType, text: str) -> None:
     from hardening_support import folded_problems
 
-    out = clean(text)
+    out = memory_text.clean(text)
     assert not folded_problems(out), (text, out)
-    assert clean(out) == out
+    assert memory_text.clean(out) == out
 
 
 @given(st.text())
-def test_arbitrary_text_holds_no_stamp_or_tag_after_folding(text: str) -> None:
+def test_arbitrary_text_holds_no_stamp_or_tag_after_folding(
+    memory_text: ModuleType, text: str
+) -> None:
     from hardening_support import folded_problems
 
-    assert not folded_problems(clean(text))
+    assert not folded_problems(memory_text.clean(text))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -366,17 +366,21 @@ def test_arbitrary_text_holds_no_stamp_or_tag_after_folding(text: str) -> None:
 # both skills); here the unit level, ordinary text left alone, and generated secrets.
 
 
-def test_every_secret_format_is_redacted() -> None:
+def test_every_secret_format_is_redacted(memory_text: ModuleType) -> None:
     from hardening_injection_test import SECRET_FORMATS
 
-    leaked = [name for name, (raw, text) in SECRET_FORMATS.items() if raw in clean(text)]
+    leaked = [
+        name for name, (raw, text) in SECRET_FORMATS.items() if raw in memory_text.clean(text)
+    ]
     assert not leaked
 
 
-def test_ordinary_memory_text_is_not_redacted() -> None:
+def test_ordinary_memory_text_is_not_redacted(memory_text: ModuleType) -> None:
     from hardening_injection_test import NOT_SECRETS
 
-    changed = [(text, clean(text)) for text in NOT_SECRETS if clean(text) != text]
+    changed = [
+        (text, memory_text.clean(text)) for text in NOT_SECRETS if memory_text.clean(text) != text
+    ]
     assert not changed
 
 
@@ -431,7 +435,7 @@ _AROUND = st.text(alphabet=_ALNUM + " .,;()\n", max_size=30)
 
 
 @pytest.mark.parametrize("kind", sorted(GENERATED))
-def test_a_generated_secret_never_survives_cleaning(kind: str) -> None:
+def test_a_generated_secret_never_survives_cleaning(memory_text: ModuleType, kind: str) -> None:
     secrets, shape = GENERATED[kind]
 
     @given(secrets, _AROUND, _AROUND)
@@ -439,20 +443,20 @@ def test_a_generated_secret_never_survives_cleaning(kind: str) -> None:
         # The secret must be new text, not a word the surroundings or the shape already hold.
         assume(secret not in before and secret not in after and secret not in shape)
         text = f"{before} {shape.format(secret)} {after}"
-        assert secret not in clean(text), text
-        assert secret not in redact_secrets(text)[0], text
+        assert secret not in memory_text.clean(text), text
+        assert secret not in memory_text.redact_secrets(text)[0], text
 
     check()
 
 
-def test_the_secret_table_is_documented_in_both_skills() -> None:
+def test_the_secret_table_is_documented_in_both_skills(memory_text: ModuleType) -> None:
     loader = (LOADER_DIR.parent / "references" / "secrets.md").read_text(encoding="utf-8")
     manager = (MANAGER_DIR.parent / "references" / "secrets.md").read_text(encoding="utf-8")
     assert loader == manager
     for covered in ("pypi-", "whsec_", "hf_", "SG.", "key-", "netrc", "curl -u", "X-Amz-Signature"):
         assert covered in loader, covered
     # Every prefix rule's comment names a service the table lists.
-    source = (LOADER_DIR / "memory_text.py").read_text(encoding="utf-8")
+    source = Path(memory_text.__file__).read_text(encoding="utf-8")
     rules = source[source.index("_TOKEN_RULES = (") : source.index("_TOKENS = ")]
     for prefix in re.findall(r'r"([a-z]{2,}[_\-.])', rules):
         assert f"`{prefix}" in loader, prefix
@@ -467,6 +471,8 @@ def test_the_secret_table_is_documented_in_both_skills() -> None:
         ('password="unclosed-quote-secret and more', "unclosed-quote-secret"),
     ],
 )
-def test_a_secret_inside_another_value_is_redacted(text: str, raw: str) -> None:
-    assert raw not in clean(text)
-    assert REDACTED in clean(text)
+def test_a_secret_inside_another_value_is_redacted(
+    memory_text: ModuleType, text: str, raw: str
+) -> None:
+    assert raw not in memory_text.clean(text)
+    assert memory_text.REDACTED in memory_text.clean(text)

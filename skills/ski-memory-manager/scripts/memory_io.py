@@ -1,3 +1,4 @@
+# Generated from shared/memory_io.py by `python3 scripts/dev.py sync-shared`; edit that file.
 # The file layer of memory: which paths a command may follow, reading a file only when it is a
 # regular file, an exclusive lock held across a read-modify-write, and the atomic replacement of
 # a file (readers see the old file or the new one, never a part, even when the writer is killed).
@@ -7,8 +8,9 @@
 # links to anywhere, so such a path is followed only when its real path stays inside; a path the
 # user sets (a flag, a plugin option, the environment) may point anywhere.
 #
-# Both skills carry a byte-identical copy of this file (a skill folder must be self-contained,
-# since `npx skillmds add` copies only that folder); tests/memory_io_test.py keeps them equal.
+# Each skill carries a copy of this file (a skill folder must be self-contained, since
+# `npx skillmds add` copies only that folder); `python3 scripts/dev.py sync-shared` writes
+# the copies and `sync-shared --check` (run by the tests) fails when one differs.
 # The loader's per-prompt hook imports it, so it imports only what a bare interpreter has
 # loaded at start-up (os, stat): no `from __future__`, no contextlib, fcntl only when locking.
 import os

@@ -1,10 +1,12 @@
+# Generated from shared/memory_text.py by `python3 scripts/dev.py sync-shared`; edit that file.
 # Memory text is data, never instructions. This module makes it safe to put in front of a model:
 # it strips what a terminal or a model could read as control (ANSI sequences, C0/C1 controls,
 # zero-width and bidi characters), neutralises what could pass for a trust stamp or a tag, and
 # redacts secrets.
 #
-# Both skills carry a byte-identical copy of this file (a skill folder must be self-contained,
-# since `npx skillmds add` copies only that folder); tests/memory_text_test.py keeps them equal.
+# Each skill carries a copy of this file (a skill folder must be self-contained, since
+# `npx skillmds add` copies only that folder); `python3 scripts/dev.py sync-shared` writes
+# the copies and `sync-shared --check` (run by the tests) fails when one differs.
 from __future__ import annotations
 
 import bisect
