@@ -77,3 +77,18 @@ def test_the_null_plugin_mirrors_the_hooks(tmp_path: Path) -> None:
         assert [len(g["hooks"]) for g in null[event]] == [len(g["hooks"]) for g in groups]
         for group in null[event]:
             assert {h["command"] for h in group["hooks"]} == {"python3 -c pass"}
+    # The same skills as the client sees them at launch, with no script to run.
+    skills = sorted(p.relative_to(folder) for p in (folder / "skills").rglob("*") if p.is_file())
+    real_skills = sorted(
+        p.relative_to(ROOT)
+        for p in (ROOT / "skills").rglob("*")
+        if p.is_file() and (p.name == "SKILL.md" or p.parent.name == "references")
+    )
+    assert skills == real_skills and len(skills) > 2
+    for path in skills:
+        assert (folder / path).read_bytes() == (ROOT / path).read_bytes()
+    manifest = json.loads((folder / ".claude-plugin" / "plugin.json").read_text())
+    real_manifest = json.loads((ROOT / ".claude-plugin" / "plugin.json").read_text())
+    assert (
+        manifest["name"] == "null-hooks" and manifest["userConfig"] == real_manifest["userConfig"]
+    )

@@ -1,10 +1,13 @@
-"""README.md is checked against the code: every command it shows is run.
+"""README.md and the pages it links to are checked against the code: every command they show is
+run.
 
-Commands are the `$ ` lines of its ```console blocks (a trailing backslash continues a command
+The pages are docs/*.md and the skills' references/*.md. Commands are the `$ ` lines of their
+```console blocks (a trailing backslash continues a command
 on the next line); the lines after a command, up to the next command or the end of the block,
 are its expected stdout, compared exactly, where a line `...` stands for any number of lines.
-Commands run in README order from the repository root, with this interpreter's environment first
-on PATH. Everything a README example writes goes under SCRATCH, which the test points at a
+Commands run from the repository root, README.md's first and then each page's in the order of
+PAGES, with this interpreter's environment first on PATH (a page may use the scratch copy the
+README's examples made). Everything an example writes goes under SCRATCH, which the test points at a
 temporary directory; the repository's files must be unchanged afterwards.
 
 Commands that need something this test does not do (a network install, the whole suite) are
@@ -28,6 +31,11 @@ import pytest
 from conftest import LOADER_DIR, ROOT
 
 README = ROOT / "README.md"
+PAGES = [
+    README,
+    *sorted((ROOT / "docs").glob("*.md")),
+    *sorted((ROOT / "skills").glob("*/references/*.md")),
+]
 DEMO = ROOT / "examples" / "demo-project"
 LOADER = LOADER_DIR / "permanent_memory.py"
 SCRATCH = "/tmp/billing-api"
@@ -45,12 +53,13 @@ COVERED_ELSEWHERE = {
 
 
 class Example(NamedTuple):
-    line: int  # 1-based line of the command in README.md
+    line: int  # 1-based line of the command in its page
     command: str
     expected: list[str]
+    page: str = "README.md"  # relative to the repository root
 
 
-def console_examples(markdown: str) -> list[Example]:
+def console_examples(markdown: str, page: str = "README.md") -> list[Example]:
     examples: list[Example] = []
     in_block = False
     current: Example | None = None
@@ -70,7 +79,7 @@ def console_examples(markdown: str) -> list[Example]:
             examples[-1] = current
             continuing = line.endswith("\\")
         elif line.startswith("$ "):
-            current = Example(number, line[2:], [])
+            current = Example(number, line[2:], [], page)
             examples.append(current)
             continuing = line.endswith("\\")
         elif current is not None:
@@ -97,7 +106,14 @@ def output_matches(expected: list[str], actual: list[str]) -> bool:
     return bool(actual) and actual[0] == head and output_matches(rest, actual[1:])
 
 
-EXAMPLES = console_examples(README.read_text(encoding="utf-8"))
+README_EXAMPLES = console_examples(README.read_text(encoding="utf-8"))
+EXAMPLES = [
+    example
+    for page in PAGES
+    for example in console_examples(
+        page.read_text(encoding="utf-8"), page.relative_to(ROOT).as_posix()
+    )
+]
 RUN = [e for e in EXAMPLES if covered_elsewhere(e.command) is None]
 
 
@@ -116,7 +132,7 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     home = tmp_path_factory.mktemp("readme")
     yield home / "billing-api"
     assert _tree_digest(ROOT / "examples", ROOT / "skills") == before, (
-        "a README example wrote into the repository"
+        "a README or page example wrote into the repository"
     )
 
 
@@ -146,6 +162,10 @@ def _env(home: Path) -> dict[str, str]:
 
 def test_readme_has_console_examples() -> None:
     assert len(RUN) >= 8, [e.command for e in EXAMPLES]
+    assert len([e for e in README_EXAMPLES if covered_elsewhere(e.command) is None]) >= 5
+    # The pages moved out of the README keep theirs.
+    pages = {e.page for e in RUN}
+    assert {"docs/team-memory.md", "docs/budget.md"} <= pages, pages
 
 
 def test_readme_states_exactly_two_commands_first() -> None:
@@ -168,7 +188,7 @@ def test_examples_write_only_under_scratch() -> None:
             assert match.group(0) == SCRATCH, (example.line, example.command)
 
 
-@pytest.mark.parametrize("example", RUN, ids=[f"README.md:{e.line}" for e in RUN])
+@pytest.mark.parametrize("example", RUN, ids=[f"{e.page}:{e.line}" for e in RUN])
 def test_readme_command(example: Example, scratch: Path) -> None:
     command = example.command.replace(SCRATCH, str(scratch))
     result = subprocess.run(
@@ -181,13 +201,14 @@ def test_readme_command(example: Example, scratch: Path) -> None:
         timeout=TIMEOUT,
         check=False,
     )
-    assert result.returncode == 0, f"README.md:{example.line}: {example.command}\n{result.stderr}"
+    where = f"{example.page}:{example.line}"
+    assert result.returncode == 0, f"{where}: {example.command}\n{result.stderr}"
     actual = result.stdout.replace(str(scratch), SCRATCH).rstrip("\n").split("\n")
     if actual == [""]:
         actual = []
     if example.expected:
         assert output_matches(example.expected, actual), (
-            f"README.md:{example.line}: {example.command}\n"
+            f"{where}: {example.command}\n"
             + "expected:\n"
             + "\n".join(example.expected)
             + "\nactual:\n"
@@ -207,6 +228,9 @@ def test_console_examples_parsing() -> None:
         Example(3, "echo a \\\n  b", ["a b"]),
         Example(7, "true", []),
         Example(13, "printf 'x\\n\\n'", ["x"]),
+    ]
+    assert console_examples("```console\n$ true\n```\n", "docs/x.md") == [
+        Example(2, "true", [], "docs/x.md")
     ]
 
 
