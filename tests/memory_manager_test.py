@@ -1208,8 +1208,7 @@ def test_runs_from_a_copied_skill_folder_in_another_directory(tmp_path: Path) ->
         [
             sys.executable,
             "-c",
-            "import sys; sys.path.insert(0, sys.argv[1]); import mm_commands;"
-            " print(mm_commands.__file__)",
+            "import sys; sys.path.insert(0, sys.argv[1]); import mm_cli; print(mm_cli.__file__)",
             str(copy / "scripts"),
         ],
         capture_output=True,

@@ -1,5 +1,6 @@
-"""mm_merge and mm_git: one session saved on two branches, merged by save's own rules, as git's
-merge driver (real git); git-setup for snapshots; doctor catching a merge without it."""
+"""mm_merge, mm_git_merge and mm_git_setup: one session saved on two branches, merged by save's
+own rules, as git's merge driver (real git); git-setup for snapshots; doctor catching a merge
+without it."""
 
 from __future__ import annotations
 

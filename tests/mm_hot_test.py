@@ -149,7 +149,7 @@ def test_a_hit_imports_neither_yaml_nor_argparse(tmp_path: Path, project: Path) 
 
     imported = names(result.stderr) - names(floor.stderr)
     assert "mm_hot" in imported
-    assert not imported & {"yaml", "argparse", "mm_commands", "mm_snapshot", "pathlib"}, imported
+    assert not imported & {"yaml", "argparse", "mm_resume", "mm_snapshot", "pathlib"}, imported
     assert (
         json.loads(result.stdout)["systemMessage"] == "project-memory: resumed billing-api at CP-S2"
     )
@@ -178,7 +178,7 @@ def test_the_hook_keeps_its_bytecode_under_pythondontwritebytecode(tmp_path: Pat
         )
         assert done.returncode == 0 and done.stdout
     cached = sorted(p.name.split(".")[0] for p in skills.rglob("__pycache__/*.pyc"))
-    assert {"mm_hot", "mm_commands", "mm_render", "pm_hot"} <= set(cached), cached
+    assert {"mm_hot", "mm_resume", "mm_render", "pm_hot"} <= set(cached), cached
     assert "memory_manager" not in cached  # a script run directly is never cached
 
 

@@ -1,12 +1,12 @@
 from __future__ import annotations
 
-import errno
 import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
+import memory_io
 import mm_snapshot
 import mm_store
 import pytest
@@ -138,43 +138,13 @@ def test_read_text_refuses_what_is_not_a_small_regular_utf8_file(tmp_path: Path)
     assert _read_error(tmp_path / "missing.md") == "No such file or directory"
 
 
-def test_atomic_write_creates_and_replaces(tmp_path: Path) -> None:
-    path = tmp_path / "s.md"
-    mm_store.atomic_write(path, b"one\n")
-    assert path.read_bytes() == b"one\n"
-    path.chmod(0o640)
-    mm_store.atomic_write(path, b"two\n", mode=0o640)
-    assert path.read_bytes() == b"two\n"
-    assert path.stat().st_mode & 0o777 == 0o640
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.md"]
-
-
-@pytest.mark.parametrize("failing", ["write", "fsync", "replace"])
-def test_failed_write_leaves_the_previous_file_and_no_temp(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: str
-) -> None:
-    path = tmp_path / "s.md"
-    path.write_bytes(b"previous\n")
-
-    def disk_full(*args: object) -> None:
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-
-    monkeypatch.setattr(os, failing, disk_full)  # the module mm_store uses
-    with pytest.raises(mm_store.StoreError) as caught:
-        mm_store.atomic_write(path, b"new\n")
-    assert str(caught.value) == f"cannot write {path}: No space left on device"
-    monkeypatch.undo()
-    assert path.read_bytes() == b"previous\n"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.md"]
-
-
 def test_write_into_a_read_only_directory(tmp_path: Path) -> None:
     if os.geteuid() == 0:
         pytest.skip("root ignores directory permissions")
     tmp_path.chmod(0o500)
     try:
-        with pytest.raises(mm_store.StoreError) as caught:
-            mm_store.atomic_write(tmp_path / "s.md", b"x")
+        with pytest.raises(memory_io.MemoryIOError) as caught:
+            memory_io.atomic_write(tmp_path / "s.md", b"x")
         assert str(caught.value) == f"cannot write {tmp_path / 's.md'}: Permission denied"
     finally:
         tmp_path.chmod(0o700)
@@ -184,9 +154,9 @@ KILLED_BEFORE_REPLACE = """
 import os, sys
 from pathlib import Path
 sys.path.insert(0, sys.argv[1])
-import mm_store
-mm_store.os.replace = lambda *a: os._exit(9)  # the process dies right before the rename
-mm_store.atomic_write(Path(sys.argv[2]), b"new, complete text\\n")
+import memory_io
+os.replace = lambda *a: os._exit(9)  # the process dies right before the rename
+memory_io.atomic_write(Path(sys.argv[2]), b"new, complete text\\n")
 """
 
 

@@ -5,15 +5,20 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
+import mm_cli
 import mm_frontmatter
 import mm_snapshot
 import mm_store
 
 MAX_PARSED = 1000  # newest snapshots parsed; enough to find trouble, bounded on huge dirs
 MAX_NAMED = 3
+
+if TYPE_CHECKING:
+    import argparse
 
 
 class Check(NamedTuple):
@@ -203,3 +208,34 @@ def format_checks(checks: list[Check]) -> str:
 
 def failed(checks: list[Check]) -> bool:
     return any(check.status == "FAIL" for check in checks)
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    commands.add_parser(
+        "doctor",
+        parents=mm_cli.shared_options(),
+        help="check the set-up",
+        description="Check Python, PyYAML, file locking and this project's memory directory; "
+        "exit 1 if something required is missing or a snapshot holds a merge conflict.",
+    )
+
+
+def main(argv: Sequence[str]) -> int:
+    return mm_cli.run(doctor, mm_cli.parse_command("doctor", add_parser, argv))
+
+
+def doctor(args: argparse.Namespace) -> int:
+    outside = None
+    if args.memory_dir:
+        memory_dir = Path(args.memory_dir)
+    else:
+        try:
+            memory_dir = mm_cli.default_memory_dir(os.environ)
+        except mm_cli.MemoryDirRefused as exc:
+            memory_dir, outside = exc.memory_dir, exc.real
+    checks = run_checks(memory_dir, outside=outside)
+    if args.format == "json":
+        mm_cli.print_json({"ok": not failed(checks), "checks": [c._asdict() for c in checks]})
+    else:
+        sys.stdout.write(format_checks(checks))
+    return 1 if failed(checks) else 0

@@ -9,17 +9,19 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from mm_errors import ManagerError
+
 INSTALL_HINT = "PyYAML is required: pip install pyyaml"
 # A snapshot nests three levels (checkpoint_decisions -> CP -> fields); deeper is not one, and
 # 400 levels overflowed the stack of whatever walked the result.
 MAX_DEPTH = 16
 
 
-class YamlMissing(Exception):
+class YamlMissing(ManagerError):
     """PyYAML is not installed."""
 
 
-class FrontMatterError(ValueError):
+class FrontMatterError(ManagerError, ValueError):
     """The text has no readable front matter; the message says why, on one line."""
 
 

@@ -1,7 +1,7 @@
 # The session-start hook's steady state: read the hook JSON, find this project's cached resume
 # block and check that it still says what the snapshots and the clock would make it say, add the
 # permanent-memory loader's block, print one hook JSON object. A cache hit imports neither yaml
-# nor argparse nor the snapshot modules; a miss renders through mm_commands, which stores it.
+# nor argparse nor the snapshot modules; a miss renders through mm_resume, which stores it.
 #
 # What decides the resume block, and so the cache: the inputs that locate the memory folder
 # (CLAUDE_PROJECT_DIR, the memory_dir option, the hook's cwd, the working directory), the names
@@ -31,7 +31,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # The modules whose code decides the resume block: a change to any of them invalidates the cache.
 RENDER_MODULES = (
     "mm_hot.py",
-    "mm_commands.py",
+    "mm_resume.py",
+    "mm_cli.py",
     "mm_render.py",
     "mm_snapshot.py",
     "mm_store.py",
@@ -154,9 +155,9 @@ def resume_context(payload: dict[str, Any], env: Mapping[str, str], now: float) 
     found = cached_resume(slot, key, now) if slot else None
     if found is not None:
         return found
-    import mm_commands
+    import mm_resume
 
-    return mm_commands.resume_and_store(payload, env, now, slot, key)
+    return mm_resume.resume_and_store(payload, env, now, slot, key)
 
 
 def permanent_context(payload: dict[str, Any]) -> tuple[str, str]:

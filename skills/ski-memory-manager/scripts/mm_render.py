@@ -99,6 +99,14 @@ class Row(NamedTuple):
     snapshot: mm_snapshot.Snapshot | None  # None: the file could not be read
 
 
+def touched_key(row: Row) -> float:
+    """Sorts rows by when they were last touched; unreadable or undated ones last."""
+    if row.snapshot is None:
+        return float("-inf")
+    touched = touched_at(row.snapshot, row.session)
+    return touched.timestamp() if touched is not None else float("-inf")
+
+
 def row_fields(row: Row, now: datetime) -> dict[str, str | None]:
     """One row of `list` as values (the JSON form; text output formats these)."""
     snapshot = row.snapshot

@@ -13,6 +13,7 @@ from datetime import date, datetime, timezone
 from typing import Any, NamedTuple
 
 import mm_frontmatter
+from mm_errors import ManagerError
 
 SCHEMA_VERSION = 1.1
 # The seed's front matter keys, in the order they are written; any other key is a caller's own.
@@ -37,11 +38,11 @@ _STEP_ITEM = re.compile(r"- ([A-Za-z0-9][A-Za-z0-9._-]{0,95}):(?: (.*))?")
 _ESCAPED_HEADING = re.compile(r"(\\*)## (?:" + "|".join(SECTIONS) + r")")
 
 
-class InvalidField(ValueError):
+class InvalidField(ManagerError, ValueError):
     """An input value is not acceptable; str() is the one-line message for the user."""
 
 
-class SnapshotError(ValueError):
+class SnapshotError(ManagerError, ValueError):
     """A snapshot file cannot be read as a snapshot; str() says why, on one line."""
 
 

@@ -9,11 +9,15 @@ import contextlib
 import os
 import re
 import stat
+import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import memory_io
+import mm_cli
+import mm_render
 import mm_snapshot
+from mm_errors import ManagerError
 
 # Without fcntl (Windows) saves are still atomic, but not serialised (see references/).
 HAVE_FLOCK = memory_io.HAVE_FLOCK
@@ -22,6 +26,16 @@ STAMP_LEN = 16  # YYYY-MM-DD-HH-MM
 LOCK_NAME = ".ski-memory.lock"
 TEMP_MARK = memory_io.TEMP_MARK
 MAX_SNAPSHOT_BYTES = 256 * 1024  # snapshots are 1-2 KB; anything this big is not one
+# The SessionStart listing's budget, for the whole hook: snapshots are 1-2 KB, and a hostile
+# memory/ (dense 230 KB snapshots, 150,000 dangling links named like snapshots) must neither
+# hold the session's start nor flood stderr. What the hook did not get to is said once.
+# Pure-Python YAML parses dense front matter at tens of KB a second: a front matter larger than
+# this (a snapshot's is under 1 KB) is skipped by the hook, not parsed; load-last reads it.
+HOOK_YAML_BYTES = 8 * 1024
+HOOK_TOTAL_BYTES = 128 * 1024
+HOOK_TRIES = 50
+HOOK_SECONDS = 1.5
+HOOK_WARNINGS = 5
 _NAME = re.compile(
     r"([0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])-(?:[01][0-9]|2[0-3])-[0-5][0-9])"
     r"-([A-Za-z0-9_-][A-Za-z0-9._-]{0,63})\.md"
@@ -31,7 +45,7 @@ _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO named like a snapshot must 
 _O_BINARY = getattr(os, "O_BINARY", 0)
 
 
-class StoreError(Exception):
+class StoreError(ManagerError):
     """A file operation failed; str() is the one-line message for the user."""
 
 
@@ -141,11 +155,64 @@ def locked(memory_dir: Path) -> Iterator[None]:
         yield
 
 
-def atomic_write(path: Path, data: bytes, mode: int | None = None) -> None:
-    """Replace `path` with `data` so readers see the old file or the new one, never a part:
-    temp file in the same directory, write, fsync, os.replace, fsync the directory."""
-    try:
-        memory_io.atomic_write(path, data, mode)
-    except memory_io.MemoryIOError as exc:
-        # Our own half-written temporary file is removed; the previous snapshot is untouched.
-        raise StoreError(str(exc)) from None
+class ReadBudget:
+    """What the hook may still spend on reading snapshots: files, bytes, time and warnings."""
+
+    def __init__(self, now: float | None = None) -> None:
+        self.deadline = (time.monotonic() if now is None else now) + HOOK_SECONDS
+        self.tries = HOOK_TRIES
+        self.total_bytes = HOOK_TOTAL_BYTES
+        self.warnings = HOOK_WARNINGS
+        self.unsaid = 0  # warnings left out
+        self.stopped = ""  # why the hook stopped reading ("" while it has not)
+
+    def spent(self) -> bool:
+        if not self.stopped:
+            if self.tries <= 0:
+                self.stopped = f"tried {HOOK_TRIES} files"
+            elif self.total_bytes <= 0:
+                self.stopped = f"read {HOOK_TOTAL_BYTES // 1024} KiB"
+            elif time.monotonic() > self.deadline:
+                self.stopped = f"spent {HOOK_SECONDS:g} s"
+        return bool(self.stopped)
+
+    def warn(self, line: str) -> None:
+        if self.warnings > 0:
+            self.warnings -= 1
+            mm_cli.say(line)
+        else:
+            self.unsaid += 1
+
+    def close(self) -> None:
+        """One last line: warnings left out, and where the hook stopped."""
+        parts = [f"{self.unsaid} more warnings left out"] if self.unsaid else []
+        if self.stopped:
+            parts.append(f"stopped reading snapshots after it {self.stopped}")
+        if parts:
+            mm_cli.say(f"ski-memory-manager hook: {'; '.join(parts)}; run memory_manager.py doctor")
+
+
+def first_readable(
+    memory_dir: Path, names: Iterable[str], budget: ReadBudget | None = None
+) -> tuple[mm_render.Found | None, int]:
+    """The first of `names` that reads as a snapshot, and how many were skipped before it
+    (each unreadable one with a warning on stderr). With a budget (the hook), it stops when the
+    budget is spent, and a front matter over HOOK_YAML_BYTES is skipped without being parsed."""
+    skipped = 0
+    warn = budget.warn if budget is not None else mm_cli.say
+    for name in names:
+        if budget is not None:
+            if budget.spent():
+                break
+            budget.tries -= 1
+        try:
+            text = read_text(memory_dir / name)
+            limit = None
+            if budget is not None:
+                budget.total_bytes -= len(text)
+                limit = HOOK_YAML_BYTES
+            return mm_render.Found(name, text, mm_snapshot.parse_header(text, limit)), skipped
+        except (StoreError, mm_snapshot.SnapshotError) as exc:
+            warn(f"warning: skipping {name}: {exc}")
+            skipped += 1
+    return None, skipped

@@ -1,0 +1,89 @@
+# `load-last`: print the newest readable snapshot of a project, stamped, with a resume line.
+# Unreadable snapshots are skipped with a warning; no snapshot at all is not an error.
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import memory_text
+import mm_cli
+import mm_render
+import mm_snapshot
+import mm_store
+
+if TYPE_CHECKING:
+    import argparse
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    load = commands.add_parser(
+        "load-last",
+        parents=mm_cli.shared_options(),
+        help="print a project's newest snapshot",
+        description="Print the newest snapshot of the project, stamped, with a resume line. "
+        "Unreadable snapshots are skipped with a warning.",
+    )
+    load.add_argument("--project-name", metavar="P", required=True)
+    mm_cli.add_now_option(load, "the time 'last touched' counts from")
+
+
+def main(argv: Sequence[str]) -> int:
+    return mm_cli.run(load_last, mm_cli.parse_command("load-last", add_parser, argv))
+
+
+def load_last(args: argparse.Namespace) -> int:
+    project = mm_snapshot.validate_project_name(args.project_name)
+    now = mm_cli.parse_now(args.now)
+    memory_dir = mm_cli.memory_dir_from(args.memory_dir)
+    found, skipped = None, 0
+    if memory_dir.is_dir():
+        names = mm_cli.memory_dir_names(memory_dir)
+        _warn_misnamed(memory_dir, names, project)
+        candidates = mm_store.newest_first(names, project)
+        found, skipped = mm_store.first_readable(memory_dir, candidates)
+    else:
+        mm_cli.say(f"note: memory directory not found at {memory_dir}")
+    if found is None:
+        if skipped:
+            mm_cli.say(f"warning: no readable snapshot for project '{project}' ({skipped} skipped)")
+        return _no_memory(args.format, project)
+    if args.format == "json":
+        session = found.name[: mm_store.STAMP_LEN]
+        fields = mm_render.row_fields(
+            mm_render.Row(project, session, str(memory_dir / found.name), found.snapshot), now
+        )
+        mm_cli.print_json(
+            {
+                "found": True,
+                **fields,
+                "stamp": mm_render.STAMP,
+                "resume_line": mm_render.resume_line(project, found.snapshot, session, now),
+                "content": memory_text.clean(found.text),
+            }
+        )
+    else:
+        sys.stdout.write(mm_render.load_last_block(project, found, now))
+    return 0
+
+
+def _warn_misnamed(memory_dir: Path, names: list[str], project: str) -> None:
+    odd = mm_store.misnamed(names, project)
+    if not odd:
+        return
+    shown = memory_text.clean(str(memory_dir / odd[0]))
+    more = f" and {len(odd) - 1} more" if len(odd) > 1 else ""
+    mm_cli.say(
+        f"warning: {shown}{more} not read: a snapshot of '{project}' is named "
+        f"YYYY-MM-DD-HH-MM-{project}.md"
+    )
+
+
+def _no_memory(output_format: str, project: str) -> int:
+    message = mm_render.no_memory(project)
+    if output_format == "json":
+        mm_cli.print_json({"found": False, "project": project, "message": message})
+    else:
+        print(message)
+    return 0

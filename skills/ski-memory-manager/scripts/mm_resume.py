@@ -1,0 +1,132 @@
+# The session-start hook's resume block, rendered (mm_hot serves it from its cache when it still
+# holds): the most recently touched projects in the memory directory, each with its resume line,
+# read within the hook's budget; and, on a cache miss, the cache entry that says what it was
+# made from.
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import memory_io
+import mm_cli
+import mm_render
+import mm_store
+
+
+def hook_output(payload: object, env: Mapping[str, str], now: datetime) -> str:
+    """The SessionStart block for the project the hook runs in ('' when there is nothing)."""
+    return resume(payload, env, now).block
+
+
+class Resume(NamedTuple):
+    """The resume block, its part of the user's status line, and what it was made from."""
+
+    block: str
+    status: str
+    memory_dir: str
+    files: list[str]  # the snapshot names read (or tried) for it
+    touched: list[datetime]  # the "last touched" times it shows
+    complete: bool = True  # False when the read budget ran out (then it depends on the clock)
+
+
+def resume(payload: object, env: Mapping[str, str], now: datetime) -> Resume:
+    cwd = payload.get("cwd") if isinstance(payload, dict) else None
+    base = mm_cli.project_dir(env, cwd if isinstance(cwd, str) else None)
+    try:
+        memory_dir = mm_cli.default_memory_dir(env, cwd if isinstance(cwd, str) else None)
+    except mm_cli.MemoryDirRefused as exc:
+        mm_cli.say(f"ski-memory-manager hook: {exc}")
+        return Resume("", "", "", [], [])
+    if not memory_dir.is_dir():
+        return Resume("", "", str(memory_dir), [], [])
+    groups = mm_store.projects(mm_cli.memory_dir_names(memory_dir))
+    ranked = sorted(groups, key=lambda name: (groups[name][0], name), reverse=True)
+    found: list[tuple[str, mm_render.Found]] = []
+    budget = mm_store.ReadBudget()
+    files: list[str] = []
+    for name in ranked[: mm_render.HOOK_PROJECTS]:
+        item, skipped = mm_store.first_readable(memory_dir, groups[name], budget)
+        files.extend(groups[name][: skipped + 1])
+        if item is not None:
+            found.append((name, item))
+        if budget.spent():
+            break
+    budget.close()
+    complete = not budget.stopped
+    if not found:
+        return Resume("", "", str(memory_dir), files, [], complete)
+    found.sort(
+        key=lambda pair: mm_render.touched_key(
+            mm_render.Row(pair[0], pair[1].name[: mm_store.STAMP_LEN], "", pair[1].snapshot)
+        ),
+        reverse=True,
+    )
+    try:
+        label = str(memory_dir.relative_to(base)) + "/"
+    except ValueError:
+        label = str(memory_dir)
+    more = max(len(ranked) - mm_render.HOOK_PROJECTS, 0)
+    touched = [
+        moment
+        for _, item in found
+        if (moment := mm_render.touched_at(item.snapshot, item.name[: mm_store.STAMP_LEN]))
+    ]
+    return Resume(
+        mm_render.hook_block(found, label, more, now),
+        mm_render.hook_status(found, more),
+        str(memory_dir),
+        files,
+        touched,
+        complete,
+    )
+
+
+def resume_and_store(
+    payload: dict[str, Any], env: Mapping[str, str], now: float, slot: str, key: str
+) -> tuple[str, str]:
+    """The session-start hook's cache miss: render the resume block, and cache it in slot ("" for
+    none) with what it was made from, so that mm_hot can tell when it is no longer true."""
+    import mm_hot
+
+    cwd = payload.get("cwd")
+    try:
+        memory_dir = str(mm_cli.default_memory_dir(env, cwd if isinstance(cwd, str) else None))
+    except mm_cli.MemoryDirRefused:
+        return resume(payload, env, datetime.fromtimestamp(now, timezone.utc))[:2]  # says why
+    # Taken before reading, so that a change made meanwhile shows as a change next time.
+    names = mm_hot.listing_digest(memory_dir)
+    moment = datetime.fromtimestamp(now, timezone.utc)
+    before: dict[str, list[int] | None] = {}
+    if names != "missing":
+        groups = mm_store.projects(mm_cli.memory_dir_names(Path(memory_dir)))
+        for group in groups.values():
+            before[group[0]] = mm_hot.file_stamp(os.path.join(memory_dir, group[0]))
+    made = resume(payload, env, moment)
+    import json
+
+    if slot and made.memory_dir == memory_dir and made.complete:
+        files = [
+            [name, before.get(name) or mm_hot.file_stamp(os.path.join(memory_dir, name))]
+            for name in made.files
+        ]
+        changes = [mm_render.ago_changes_in((moment - t).total_seconds()) for t in made.touched]
+        entry = {
+            "format": mm_hot.CACHE_FORMAT,
+            "key": key,
+            "valid_until": now + min(changes) if changes else None,
+            "memory_dir": memory_dir,
+            "names": names,
+            "files": files,
+            "block": made.block,
+            "status": made.status,
+        }
+        try:
+            os.makedirs(os.path.dirname(slot), mode=0o700, exist_ok=True)
+            data = json.dumps(entry, ensure_ascii=False).encode("utf-8", "surrogatepass")
+            memory_io.atomic_write(Path(slot), data)
+        except (OSError, memory_io.MemoryIOError) as exc:
+            mm_cli.say(f"ski-memory-manager hook: cannot write its cache: {exc}")
+    return made.block, made.status
