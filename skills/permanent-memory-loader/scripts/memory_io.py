@@ -1,7 +1,8 @@
 # Generated from shared/memory_io.py by `python3 scripts/dev.py sync-shared`; edit that file.
 # The file layer of memory: which paths a command may follow, reading a file only when it is a
-# regular file, an exclusive lock held across a read-modify-write, and the atomic replacement of
-# a file (readers see the old file or the new one, never a part, even when the writer is killed).
+# regular file, an exclusive lock held across a read-modify-write, the atomic replacement of a
+# file (readers see the old file or the new one, never a part, even when the writer is killed),
+# and what the hooks' caches share (their folder, digests, code and file stamps, the output).
 #
 # The trust boundary: a path the repository controls (`.claude/memory/...`, `memory/...`, the
 # lock file, `archive/`) never resolves outside the project root. A clone can hold symbolic
@@ -11,13 +12,15 @@
 # Each skill carries a copy of this file (a skill folder must be self-contained, since
 # `npx skillmds add` copies only that folder); `python3 scripts/dev.py sync-shared` writes
 # the copies and `sync-shared --check` (run by the tests) fails when one differs.
-# The loader's per-prompt hook imports it, so it imports only what a bare interpreter has
-# loaded at start-up (os, stat): no `from __future__`, no contextlib, fcntl only when locking.
+# Both skills' hooks import it (the loader's on every prompt), so it imports only what a bare
+# interpreter has loaded at start-up (os, stat) and _blake2 for the caches' digests: no
+# `from __future__`, no contextlib, fcntl only when locking.
 import os
 import stat
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from pathlib import Path
     from typing import Union
 
@@ -251,6 +254,72 @@ def fsync_dir(directory: "PathArg") -> None:
         pass
     finally:
         os.close(fd)
+
+
+# --- the hooks' caches (both skills' hooks, on their steady-state path) ------------------------
+
+try:
+    from _blake2 import blake2b
+except ImportError:  # an interpreter built without it
+    from hashlib import blake2b
+
+
+def digest(data: bytes) -> str:
+    """The hex digest the caches name and check their entries with (not a security boundary)."""
+    return blake2b(data, digest_size=16).hexdigest()
+
+
+def cache_dir(name: str, env: "Mapping[str, str] | None" = None) -> "str | None":
+    """Where a hook keeps the cache called `name`: the plugin's data folder, else the user's
+    cache folder; never the repository. None when neither is an absolute path."""
+    env = os.environ if env is None else env
+    data = env.get("CLAUDE_PLUGIN_DATA", "")
+    if os.path.isabs(data):
+        return os.path.join(data, name)
+    xdg = env.get("XDG_CACHE_HOME", "")
+    if os.path.isabs(xdg):
+        return os.path.join(xdg, "project-memory", name)
+    home = os.path.expanduser("~")
+    if not os.path.isabs(home):
+        return None
+    return os.path.join(home, ".cache", "project-memory", name)
+
+
+def code_stamp(folder: str, names: "tuple[str, ...]") -> str:
+    """The modification times of the modules whose code decides a cached text ("-" for one that
+    is missing): part of a cache key, so that changed code never serves an old entry."""
+    stamps = []
+    for name in names:
+        try:
+            stamps.append(str(os.stat(os.path.join(folder, name)).st_mtime_ns))
+        except OSError:
+            stamps.append("-")
+    return ",".join(stamps)
+
+
+def file_stamp(path: str) -> "list[int] | None":
+    """Size, modification time and inode of `path` (its link, not followed); None when absent."""
+    try:
+        status = os.lstat(path)
+    except OSError:
+        return None
+    return [status.st_size, status.st_mtime_ns, status.st_ino]
+
+
+def write_output(output: str) -> None:
+    """A hook's whole stdout, in one write of UTF-8 bytes (Claude Code reads UTF-8 whatever the
+    locale says); nothing when it is empty, and never an error when stdout is gone."""
+    if not output:
+        return
+    import sys
+
+    try:
+        stream = sys.stdout
+        stream.flush()
+        stream.buffer.write(output.encode("utf-8", "replace"))
+        stream.buffer.flush()
+    except (OSError, ValueError, AttributeError):  # closed, or no byte stream under it
+        pass
 
 
 # --- git set-up (both skills' `git-setup`) -----------------------------------------------------

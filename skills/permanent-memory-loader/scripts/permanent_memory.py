@@ -3,7 +3,7 @@
 
 # The entry point of the skill and of the plugin's per-prompt hook. Python compiles a script on
 # every run and never caches it, so this file is only the dispatch: the hook's steady state is
-# pm_hot (loaded from cached bytecode), the other commands are pm_cli.
+# pm_hook (loaded from cached bytecode), the other commands are pm_cli.
 import os
 import sys
 
@@ -19,9 +19,9 @@ if TYPE_CHECKING:
 def main(argv: "Sequence[str] | None" = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["hook"]:
-        import pm_hot
+        import pm_hook
 
-        return pm_hot.hook()
+        return pm_hook.hook()
     import pm_cli
 
     return pm_cli.main(args)

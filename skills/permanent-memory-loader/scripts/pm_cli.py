@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import memory_io
-from pm_hot import read_memory_file
+from pm_file import read_memory_file
 from pm_load import Summary, decode, summarise
 from pm_parse import parse_iso_datetime
 from pm_render import Budget
@@ -320,9 +320,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return pm_git.main(args_list)
     if args_list[:1] == ["hook"]:
-        import pm_hot
+        import pm_hook
 
-        return pm_hot.hook()
+        return pm_hook.hook()
     if not args_list or (args_list[0] not in COMMANDS and args_list[0] not in ("-h", "--help")):
         args_list.insert(0, "load")
     args = build_parser().parse_args(args_list)

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 import memory_io
-import pm_hot
-from pm_hook import write_atomic
+import pm_cache
+import pm_file
 from pm_load import summarise
 from pm_render import SKIP_TOKENS, Budget, safe_text
 from pm_tokens import (
@@ -110,7 +110,7 @@ def check_tokenizer() -> list[Check]:
 
 
 def check_cache_dir() -> Check:
-    folder = pm_hot.cache_dir()
+    folder = pm_cache.cache_dir()
     if folder is None:
         return Check(
             "cache",
@@ -131,7 +131,7 @@ def check_cache_dir() -> Check:
         return Check("cache", FAIL, f"cache directory {folder}: {where}", fix)
     probe = os.path.join(folder, f".doctor-{os.getpid()}.tmp")
     try:
-        write_atomic(probe, b"ok")
+        pm_cache.write_atomic(probe, b"ok")
         os.unlink(probe)
     except OSError as exc:
         return Check(
@@ -144,7 +144,7 @@ def check_memory_file(project: Path) -> list[Check]:
     path = project / MEMORY_FILE
     checks = [Check("project", INFO, f"project directory: {project}")]
     try:
-        data, size = pm_hot.read_memory_file(str(path), str(project))
+        data, size = pm_file.read_memory_file(str(path), str(project))
     except (FileNotFoundError, NotADirectoryError):
         checks.append(
             Check("memory", INFO, f"no permanent memory at {path} (the loader stays silent)")

@@ -1,45 +1,186 @@
-# The hook's writes, off its steady-state path: render and cache a block on a cache miss, record
-# what a session was sent, and forget sessions nobody has touched for a month. Every file lands
-# atomically (a temporary file in the same folder, then os.replace), in the cache dir only.
-from __future__ import annotations
-
+# The loader's hook command (SessionStart, UserPromptSubmit, SubagentStart), run on every prompt
+# the user types: read the hook JSON and the plugin's options, find the memory file, take the
+# block from the cache (pm_cache) or render and store it on a miss (pm_load), and print it once
+# per session as hook JSON, or stay silent. The steady state uses only modules a bare
+# interpreter has already loaded, plus this one, pm_cache, pm_file, memory_io, _json and _blake2
+# (the json package would pull in `re`). This lives in a module rather than in
+# permanent_memory.py because Python caches a module's bytecode but compiles a script on every
+# run; compiling this code was most of the hook's cost on a bare interpreter.
+# No `from __future__ import annotations`: it is an import too; annotations here are strings.
 import os
 import sys
-import time
-from collections.abc import Callable
 
-SESSION_STATE_DAYS = 30
+import memory_io
+import pm_cache
+import pm_file
+from pm_cache import note
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+HOOK_MAX_CHARS = 10000
+# The events whose hook JSON takes `additionalContext` (Claude Code 2.1 and later): there the
+# text arrives labelled as context, byte for byte, where plain stdout is trimmed and labelled as
+# a hook's success message.
+CONTEXT_EVENTS = ("SessionStart", "UserPromptSubmit", "SubagentStart")
 
 
-def _note(message: str) -> None:
-    sys.stderr.write(f"permanent-memory hook: {message}\n")
-
-
-def write_atomic(path: str, data: bytes) -> None:
-    folder = os.path.dirname(path)
-    os.makedirs(folder, mode=0o700, exist_ok=True)
-    temporary = f"{path}.{os.getpid()}.tmp"
+def hook() -> int:
+    """Claude Code SessionStart / UserPromptSubmit / SubagentStart hook: the block or nothing;
+    exit 0."""
     try:
-        with open(temporary, "wb") as handle:
-            handle.write(data)
-        os.replace(temporary, path)
-    except OSError:
+        output = hook_output()
+    except BaseException as exc:  # the hook boundary: nothing may block the user's prompt (a
+        # tokenizer's panic is a BaseException, not an Exception)
+        note(f"internal error, nothing emitted: {type(exc).__name__}: {exc}")
+        return 0
+    memory_io.write_output(output)
+    return 0
+
+
+def json_string(text: str) -> str:
+    try:
+        from _json import encode_basestring
+    except ImportError:  # no C accelerator: the json package
+        from json import dumps
+
+        return dumps(text, ensure_ascii=False)
+    return str(encode_basestring(text))
+
+
+def hook_json(event: str, context: str, message: str = "") -> str:
+    """The hook's stdout: context for the model as hook JSON, and a line for the user
+    (`systemMessage`, shown by the client and never sent to the model) when message is set."""
+    shown = f', "systemMessage": {json_string(message)}' if message else ""
+    return (
+        f'{{"hookSpecificOutput": {{"hookEventName": {json_string(event)}, '
+        f'"additionalContext": {json_string(context)}}}{shown}}}\n'
+    )
+
+
+def hook_output() -> str:
+    stdin = sys.stdin
+    raw = b"" if stdin is None or stdin.isatty() else stdin.buffer.read()
+    payload = parse_hook_json(raw)
+    if payload is None:
+        note("stdin is not Claude Code hook JSON; nothing emitted")
+        return ""
+    block, _status = hook_context(payload)
+    if not block:
+        return ""
+    event = payload.get("hook_event_name")
+    if event in CONTEXT_EVENTS:
+        return hook_json(str(event), block)
+    return block  # no known event (a run by hand, an older client): the plain block
+
+
+class _JsonContext:
+    # What the standard json package's C scanner reads from its decoder.
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = float
+
+
+def parse_hook_json(raw: bytes) -> "dict[str, Any] | None":
+    """The hook's JSON object; {} for empty input; None when it is not a JSON object."""
+    try:
+        text = raw.decode("utf-8").strip()
+        if not text:
+            return {}
         try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
+            from _json import make_scanner
+        except ImportError:  # no C accelerator: the json package
+            from json import loads
+
+            value = loads(text)
+        else:
+            value, end = make_scanner(_JsonContext)(text, 0)  # type: ignore[arg-type]
+            if end != len(text):
+                return None
+    except (ValueError, StopIteration, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def int_option(name: str, default: int, minimum: int) -> int:
+    value = os.environ.get("CLAUDE_PLUGIN_OPTION_" + name, "").strip()
+    if value.isdigit() and int(value) >= minimum:
+        return int(value)
+    if value:
+        note(
+            f"ignoring CLAUDE_PLUGIN_OPTION_{name}={value!r} (want a whole number >= "
+            f"{minimum}); using {default}"
+        )
+    return default
+
+
+def every_turn() -> bool:
+    value = os.environ.get("CLAUDE_PLUGIN_OPTION_EVERY_TURN", "").strip().lower()
+    if value not in ("", "0", "false", "no", "off", "1", "true", "yes", "on"):
+        note(f"ignoring CLAUDE_PLUGIN_OPTION_EVERY_TURN={value!r} (want true or false)")
+    return value in ("1", "true", "yes", "on")
+
+
+def hook_context(payload: "dict[str, Any]") -> "tuple[str, str]":
+    """The block this hook call should add to the model's context ("" for none), and the status
+    line of the block for the user (what the session-start message says about it)."""
+    cwd = payload.get("cwd")
+    project = os.environ.get("CLAUDE_PROJECT_DIR") or (cwd if isinstance(cwd, str) else "")
+    root = project or os.getcwd()
+    path = pm_file.memory_path(root)
+    try:
+        data, size = pm_file.read_memory_file(path, root)
+    except (FileNotFoundError, NotADirectoryError):
+        return "", ""  # no permanent memory in this project: say nothing
+    except OSError as exc:
+        note(f"cannot read {path}: {exc.strerror or exc}")
+        return "", ""
+    options = (
+        int_option("TOKEN_TARGET", 120, 1),
+        int_option("HARD_CAP", 200, 40),
+        int_option("STALE_DAYS", 90, 1),
+    )
+    each_turn = every_turn()
+    content = memory_io.digest(data) if data is not None else f"size {size}"
+    key = pm_cache.block_key(options, content)
+    folder = pm_cache.cache_dir()
+    slot = pm_cache.block_slot(folder, path) if folder else ""
+    cached = pm_cache.read_block(slot, key) if slot else None
+    if cached is not None:
+        block, status = cached
+    else:
+        block, status = render_and_store(data, size, options, slot, key)
+    if len(block) >= HOOK_MAX_CHARS:
+        note("block too large for a hook; nothing emitted")
+        return "", ""
+    event = payload.get("hook_event_name")
+    if event == "SubagentStart":
+        return block, status  # a new context of its own: the block once, as it starts
+    session_id = payload.get("session_id")
+    if not (folder and isinstance(session_id, str) and session_id):
+        return block, status  # no session to remember what it was sent
+    state = pm_cache.session_file(folder, session_id)
+    mark = pm_cache.sent_mark(block)
+    if pm_cache.was_sent(state, mark):
+        if event == "UserPromptSubmit" and not each_turn:
+            return "", status  # this session already has this block
+        if event == "SessionStart" and payload.get("source") == "resume":
+            # A resumed transcript already holds it; clear and compact start afresh.
+            return "", status
+        return block, status
+    pm_cache.record_sent(state, mark)
+    return block, status
 
 
 def render_and_store(
-    data: bytes | None,
-    size: int,
-    options: tuple[int, int, int],
-    slot: str,
-    make_entry: Callable[[str], bytes],
-) -> tuple[str, str]:
-    """Render the block (target, hard cap, stale days) and its status line for the user, and
-    cache both in slot ("" for no cache): the entry's text is the status line, then the block."""
+    data: "bytes | None", size: int, options: "tuple[int, int, int]", slot: str, key: str
+) -> "tuple[str, str]":
+    """The cache miss: render the block (target, hard cap, stale days) and its status line for
+    the user, and cache both in slot under key ("" for no cache)."""
     # Imported here: recording what a new session was sent must not load the renderer.
     from pm_load import hook_block
 
@@ -47,34 +188,7 @@ def render_and_store(
     block, status, estimate_reason = hook_block(data, size, target, hard_cap, stale_days)
     if estimate_reason:
         # The block still keeps the hard cap, but is trimmed harder than it needs to be.
-        _note(f"token counts are estimates ({estimate_reason}); run permanent_memory.py doctor")
+        note(f"token counts are estimates ({estimate_reason}); run permanent_memory.py doctor")
     if slot:
-        try:
-            write_atomic(slot, make_entry(f"{status}\n{block}"))
-        except OSError as exc:
-            _note(f"cannot write the cache in {os.path.dirname(slot)}: {exc.strerror or exc}")
-        prune_sessions(os.path.join(os.path.dirname(os.path.dirname(slot)), "sessions"))
+        pm_cache.store_block(slot, key, block, status)
     return block, status
-
-
-def record_sent(state: str, sent: str) -> None:
-    try:
-        write_atomic(state, sent.encode())
-    except OSError as exc:
-        _note(f"cannot record session state in {os.path.dirname(state)}: {exc.strerror or exc}")
-
-
-def prune_sessions(folder: str, max_age_days: int = SESSION_STATE_DAYS) -> None:
-    """Forget per-session state untouched for max_age_days (the hook's own files only)."""
-    cutoff = time.time() - max_age_days * 86400
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return
-    for name in names:
-        path = os.path.join(folder, name)
-        try:
-            if os.stat(path).st_mtime < cutoff:
-                os.unlink(path)
-        except OSError:
-            continue

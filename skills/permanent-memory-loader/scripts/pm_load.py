@@ -5,12 +5,13 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import NamedTuple
 
+from pm_file import CERTAIN_SKIP_BYTES
 from pm_parse import Epic, is_stale, normalise_text, parse_permanent
 from pm_render import SKIP_TOKENS, Block, Budget, render_block, render_skipped
-from pm_tokens import ESTIMATE_BYTES_PER_TOKEN, MAX_TOKEN_BYTES, Tokenizer, count_up_to
+from pm_tokens import ESTIMATE_BYTES_PER_TOKEN, Tokenizer, count_up_to
 
-# More bytes than this (after decoding) means more than SKIP_TOKENS tokens, with no counting.
-CERTAIN_SKIP_BYTES = SKIP_TOKENS * MAX_TOKEN_BYTES + 3
+# CERTAIN_SKIP_BYTES (pm_file): more bytes than this means more than SKIP_TOKENS tokens, with no
+# counting; the file reader does not even read such a file.
 # More bytes than this is over SKIP_TOKENS unless most of it is padding (prose takes about 4
 # bytes a token; this is 8): such a file is not summarised and not counted either, so no file
 # costs more than counting this many bytes. A run of whitespace is the slowest text there is

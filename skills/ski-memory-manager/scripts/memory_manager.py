@@ -13,7 +13,7 @@ newest one at the start of a session.
 
 # Kept small on purpose: a script run directly is compiled on every start, while its sibling
 # modules (mm_*.py) are cached as bytecode. The work happens in those modules; `hook` goes
-# straight to mm_hot, whose cache hit needs neither argparse nor the snapshot modules.
+# straight to mm_hook, whose cache hit needs neither argparse nor the snapshot modules.
 from __future__ import annotations
 
 import os
@@ -33,7 +33,7 @@ COMMANDS = {
     "save": "mm_save",
     "load-last": "mm_load_last",
     "list": "mm_list",
-    "hook": "mm_hot",
+    "hook": "mm_hook",
     "doctor": "mm_doctor",
     "merge": "mm_git_merge",
     "git-setup": "mm_git_setup",
@@ -65,9 +65,9 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args == ["hook"]:
-        import mm_hot
+        import mm_hook
 
-        return mm_hot.hook()
+        return mm_hook.hook()
     if args and args[0] in COMMANDS and args[0] != "hook":
         from importlib import import_module
 

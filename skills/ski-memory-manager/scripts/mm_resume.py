@@ -1,7 +1,7 @@
-# The session-start hook's resume block, rendered (mm_hot serves it from its cache when it still
+# The session-start hook's resume block, rendered (mm_hook serves it from its cache when it still
 # holds): the most recently touched projects in the memory directory, each with its resume line,
-# read within the hook's budget; and, on a cache miss, the cache entry that says what it was
-# made from.
+# read within the hook's budget; and, on a cache miss, what it was made from, for the entry
+# mm_hook.store_resume writes.
 from __future__ import annotations
 
 import os
@@ -88,8 +88,9 @@ def resume_and_store(
     payload: dict[str, Any], env: Mapping[str, str], now: float, slot: str, key: str
 ) -> tuple[str, str]:
     """The session-start hook's cache miss: render the resume block, and cache it in slot ("" for
-    none) with what it was made from, so that mm_hot can tell when it is no longer true."""
-    import mm_hot
+    none) with what it was made from (mm_hook.store_resume), so that the hook can tell when it is
+    no longer true."""
+    import mm_hook
 
     cwd = payload.get("cwd")
     try:
@@ -97,36 +98,21 @@ def resume_and_store(
     except mm_cli.MemoryDirRefused:
         return resume(payload, env, datetime.fromtimestamp(now, timezone.utc))[:2]  # says why
     # Taken before reading, so that a change made meanwhile shows as a change next time.
-    names = mm_hot.listing_digest(memory_dir)
+    names = mm_hook.listing_digest(memory_dir)
     moment = datetime.fromtimestamp(now, timezone.utc)
     before: dict[str, list[int] | None] = {}
     if names != "missing":
         groups = mm_store.projects(mm_cli.memory_dir_names(Path(memory_dir)))
         for group in groups.values():
-            before[group[0]] = mm_hot.file_stamp(os.path.join(memory_dir, group[0]))
+            before[group[0]] = memory_io.file_stamp(os.path.join(memory_dir, group[0]))
     made = resume(payload, env, moment)
-    import json
-
     if slot and made.memory_dir == memory_dir and made.complete:
         files = [
-            [name, before.get(name) or mm_hot.file_stamp(os.path.join(memory_dir, name))]
+            [name, before.get(name) or memory_io.file_stamp(os.path.join(memory_dir, name))]
             for name in made.files
         ]
         changes = [mm_render.ago_changes_in((moment - t).total_seconds()) for t in made.touched]
-        entry = {
-            "format": mm_hot.CACHE_FORMAT,
-            "key": key,
-            "valid_until": now + min(changes) if changes else None,
-            "memory_dir": memory_dir,
-            "names": names,
-            "files": files,
-            "block": made.block,
-            "status": made.status,
-        }
-        try:
-            os.makedirs(os.path.dirname(slot), mode=0o700, exist_ok=True)
-            data = json.dumps(entry, ensure_ascii=False).encode("utf-8", "surrogatepass")
-            memory_io.atomic_write(Path(slot), data)
-        except (OSError, memory_io.MemoryIOError) as exc:
-            mm_cli.say(f"ski-memory-manager hook: cannot write its cache: {exc}")
+        valid_until = now + min(changes) if changes else None
+        made_block = (made.block, made.status)
+        mm_hook.store_resume(slot, key, valid_until, memory_dir, names, files, made_block)
     return made.block, made.status

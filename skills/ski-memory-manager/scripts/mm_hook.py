@@ -1,7 +1,9 @@
-# The session-start hook's steady state: read the hook JSON, find this project's cached resume
-# block and check that it still says what the snapshots and the clock would make it say, add the
-# permanent-memory loader's block, print one hook JSON object. A cache hit imports neither yaml
-# nor argparse nor the snapshot modules; a miss renders through mm_resume, which stores it.
+# The manager's hook command (SessionStart) and its cache of the resume block: read the hook
+# JSON, find this project's cached resume block and check that it still says what the snapshots
+# and the clock would make it say, add the permanent-memory loader's block, print one hook JSON
+# object. A cache hit imports neither yaml nor argparse nor the snapshot modules; a miss renders
+# through mm_resume and stores the entry here (store_resume), both halves of the format in one
+# place.
 #
 # What decides the resume block, and so the cache: the inputs that locate the memory folder
 # (CLAUDE_PROJECT_DIR, the memory_dir option, the hook's cwd, the working directory), the names
@@ -18,10 +20,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-try:
-    from _blake2 import blake2b
-except ImportError:  # an interpreter built without it
-    from hashlib import blake2b
+import memory_io
 
 CACHE_FORMAT = "mm-resume-1"
 MAX_HOOK_STDIN = 1024 * 1024
@@ -30,7 +29,7 @@ STATUS_OPTION = "CLAUDE_PLUGIN_OPTION_STATUS_MESSAGE"
 HERE = os.path.dirname(os.path.abspath(__file__))
 # The modules whose code decides the resume block: a change to any of them invalidates the cache.
 RENDER_MODULES = (
-    "mm_hot.py",
+    "mm_hook.py",
     "mm_resume.py",
     "mm_cli.py",
     "mm_render.py",
@@ -58,32 +57,9 @@ def say(line: str) -> None:
         pass
 
 
-def digest(data: bytes) -> str:
-    return blake2b(data, digest_size=16).hexdigest()
-
-
-def code_stamp() -> str:
-    stamps = []
-    for name in RENDER_MODULES:
-        try:
-            stamps.append(str(os.stat(os.path.join(HERE, name)).st_mtime_ns))
-        except OSError:
-            stamps.append("-")
-    return ",".join(stamps)
-
-
 def cache_dir(env: Mapping[str, str]) -> str | None:
     """Where the hook keeps resume blocks; never the repository (as the loader's cache)."""
-    data = env.get("CLAUDE_PLUGIN_DATA", "")
-    if os.path.isabs(data):
-        return os.path.join(data, "session-memory")
-    xdg = env.get("XDG_CACHE_HOME", "")
-    if os.path.isabs(xdg):
-        return os.path.join(xdg, "project-memory", "session-memory")
-    home = os.path.expanduser("~")
-    if not os.path.isabs(home):
-        return None
-    return os.path.join(home, ".cache", "project-memory", "session-memory")
+    return memory_io.cache_dir("session-memory", env)
 
 
 def cache_slot(payload: Mapping[str, Any], env: Mapping[str, str]) -> tuple[str, str]:
@@ -105,8 +81,9 @@ def cache_slot(payload: Mapping[str, Any], env: Mapping[str, str]) -> tuple[str,
             sys.executable or "",
         ]
     ).encode("utf-8", "surrogatepass")
-    key = digest(f"{CACHE_FORMAT}|{code_stamp()}|".encode() + inputs)
-    return os.path.join(folder, "resume", digest(inputs) + ".json"), key
+    stamp = memory_io.code_stamp(HERE, RENDER_MODULES)
+    key = memory_io.digest(f"{CACHE_FORMAT}|{stamp}|".encode() + inputs)
+    return os.path.join(folder, "resume", memory_io.digest(inputs) + ".json"), key
 
 
 def listing_digest(memory_dir: str) -> str:
@@ -114,15 +91,7 @@ def listing_digest(memory_dir: str) -> str:
         names = os.listdir(memory_dir)
     except OSError:
         return "missing"
-    return digest("\0".join(names).encode("utf-8", "surrogatepass"))
-
-
-def file_stamp(path: str) -> list[int] | None:
-    try:
-        status = os.lstat(path)
-    except OSError:
-        return None
-    return [status.st_size, status.st_mtime_ns, status.st_ino]
+    return memory_io.digest("\0".join(names).encode("utf-8", "surrogatepass"))
 
 
 def cached_resume(slot: str, key: str, now: float) -> tuple[str, str] | None:
@@ -139,7 +108,7 @@ def cached_resume(slot: str, key: str, now: float) -> tuple[str, str] | None:
         if listing_digest(memory_dir) != entry["names"]:
             return None
         for name, stamp in entry["files"]:
-            if file_stamp(os.path.join(memory_dir, name)) != stamp:
+            if memory_io.file_stamp(os.path.join(memory_dir, name)) != stamp:
                 return None
         block, status = entry["block"], entry["status"]
     except (OSError, ValueError, KeyError, TypeError):
@@ -147,6 +116,38 @@ def cached_resume(slot: str, key: str, now: float) -> tuple[str, str] | None:
     if not (isinstance(block, str) and isinstance(status, str)):
         return None
     return block, status
+
+
+def store_resume(
+    slot: str,
+    key: str,
+    valid_until: float | None,
+    memory_dir: str,
+    names: str,
+    files: list[list[Any]],
+    made: tuple[str, str],
+) -> None:
+    """Cache a resume block and its status (made) in slot under key, with what decides it: the
+    memory folder, the digest of its names, each snapshot's stamp, and the moment the clock would
+    change it (None: never). cached_resume reads it back."""
+    from pathlib import Path
+
+    entry = {
+        "format": CACHE_FORMAT,
+        "key": key,
+        "valid_until": valid_until,
+        "memory_dir": memory_dir,
+        "names": names,
+        "files": files,
+        "block": made[0],
+        "status": made[1],
+    }
+    try:
+        os.makedirs(os.path.dirname(slot), mode=0o700, exist_ok=True)
+        data = json.dumps(entry, ensure_ascii=False).encode("utf-8", "surrogatepass")
+        memory_io.atomic_write(Path(slot), data)
+    except (OSError, memory_io.MemoryIOError) as exc:
+        say(f"ski-memory-manager hook: cannot write its cache: {exc}")
 
 
 def resume_context(payload: dict[str, Any], env: Mapping[str, str], now: float) -> tuple[str, str]:
@@ -162,13 +163,13 @@ def resume_context(payload: dict[str, Any], env: Mapping[str, str], now: float) 
 
 def permanent_context(payload: dict[str, Any]) -> tuple[str, str]:
     """The loader's block for this session start and its status, or ('', '') without it."""
-    if not os.path.isfile(os.path.join(LOADER_SCRIPTS, "pm_hot.py")):
+    if not os.path.isfile(os.path.join(LOADER_SCRIPTS, "pm_hook.py")):
         return "", ""
     if LOADER_SCRIPTS not in sys.path:
         sys.path.append(LOADER_SCRIPTS)
-    import pm_hot  # type: ignore[import-not-found,unused-ignore]
+    import pm_hook  # type: ignore[import-not-found,unused-ignore]
 
-    block, status = pm_hot.hook_context(payload)
+    block, status = pm_hook.hook_context(payload)
     return str(block), str(status)
 
 
@@ -231,19 +232,5 @@ def hook() -> int:
     except BaseException as exc:  # the hook boundary: never break the session, whatever it is
         say(f"ski-memory-manager hook: {type(exc).__name__}: {exc}")
         return 0
-    write_output(output)
+    memory_io.write_output(output)
     return 0
-
-
-def write_output(output: str) -> None:
-    """Everything the hook prints goes through here, in one write."""
-    if not output:
-        return
-    try:
-        # Claude Code reads UTF-8 whatever the locale says: write bytes, in one go.
-        stream = sys.stdout
-        stream.flush()
-        stream.buffer.write(output.encode("utf-8", "replace"))
-        stream.buffer.flush()
-    except (OSError, ValueError, AttributeError):  # closed, or no byte stream under it
-        pass

@@ -1,4 +1,4 @@
-"""mm_hot: the session-start hook's cache of the resume block, and the one line for the user."""
+"""mm_hook: the session-start hook's cache of the resume block, and the one line for the user."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-import mm_hot
+import mm_hook
 import mm_render
 import pytest
 from conftest import LOADER_DIR, MANAGER_DIR
@@ -148,7 +148,7 @@ def test_a_hit_imports_neither_yaml_nor_argparse(tmp_path: Path, project: Path) 
         return {line.split("|")[-1].strip() for line in stderr.splitlines() if "|" in line}
 
     imported = names(result.stderr) - names(floor.stderr)
-    assert "mm_hot" in imported
+    assert "mm_hook" in imported
     assert not imported & {"yaml", "argparse", "mm_resume", "mm_snapshot", "pathlib"}, imported
     assert (
         json.loads(result.stdout)["systemMessage"] == "project-memory: resumed billing-api at CP-S2"
@@ -178,7 +178,9 @@ def test_the_hook_keeps_its_bytecode_under_pythondontwritebytecode(tmp_path: Pat
         )
         assert done.returncode == 0 and done.stdout
     cached = sorted(p.name.split(".")[0] for p in skills.rglob("__pycache__/*.pyc"))
-    assert {"mm_hot", "mm_resume", "mm_render", "pm_hot"} <= set(cached), cached
+    assert {"mm_hook", "mm_resume", "mm_render", "pm_hook", "pm_cache", "pm_file"} <= set(cached), (
+        cached
+    )
     assert "memory_manager" not in cached  # a script run directly is never cached
 
 
@@ -206,10 +208,10 @@ def test_ago_changes_in(seconds: float, expected: float) -> None:
 
 
 def test_status_option_values(capsys: pytest.CaptureFixture[str]) -> None:
-    assert mm_hot.status_message_on({}) is True
-    assert mm_hot.status_message_on({mm_hot.STATUS_OPTION: "No"}) is False
+    assert mm_hook.status_message_on({}) is True
+    assert mm_hook.status_message_on({mm_hook.STATUS_OPTION: "No"}) is False
     assert capsys.readouterr().err == ""
-    assert mm_hot.status_message_on({mm_hot.STATUS_OPTION: "2"}) is True
+    assert mm_hook.status_message_on({mm_hook.STATUS_OPTION: "2"}) is True
     assert capsys.readouterr().err == (
         "note: ignoring CLAUDE_PLUGIN_OPTION_STATUS_MESSAGE='2' (want true or false)\n"
     )
@@ -218,7 +220,7 @@ def test_status_option_values(capsys: pytest.CaptureFixture[str]) -> None:
 def test_session_start_output_forms() -> None:
     resume = ("[session-memory | trust:file]\nR\n", "resumed p at CP-S1")
     permanent = ("[permanent-memory | trust:file]\nP\n", "1 epic, 9 tokens")
-    out = mm_hot.session_start_output(resume, permanent, "SessionStart", True)
+    out = mm_hook.session_start_output(resume, permanent, "SessionStart", True)
     assert json.loads(out) == {
         "hookSpecificOutput": {
             "hookEventName": "SessionStart",
@@ -226,5 +228,5 @@ def test_session_start_output_forms() -> None:
         },
         "systemMessage": "project-memory: 1 epic, 9 tokens \u00b7 resumed p at CP-S1",
     }
-    assert mm_hot.session_start_output(resume, ("", "x"), None, True) == resume[0]
-    assert mm_hot.session_start_output(("", "a"), ("", "b"), "SessionStart", True) == ""
+    assert mm_hook.session_start_output(resume, ("", "x"), None, True) == resume[0]
+    assert mm_hook.session_start_output(("", "a"), ("", "b"), "SessionStart", True) == ""

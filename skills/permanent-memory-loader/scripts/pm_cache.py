@@ -1,0 +1,164 @@
+# The hook's cache of rendered blocks, both halves of its format: where an entry lives (one per
+# memory file and interpreter), the key it must carry (this code, the day, the options, the
+# file's content), reading an entry back and writing one; and the per-session marks of which
+# block a session was last sent, forgotten after a month untouched. Everything lands in the
+# cache folder, atomically (a temporary file in the same folder, then os.replace). Import-light:
+# the hook's steady state reads entries and marks through it.
+# No `from __future__ import annotations`: it is an import too; annotations here are strings.
+import os
+import sys
+import time
+
+import memory_io
+
+__version__ = "0.1.0"  # the plugin's, part of every key (a test keeps it equal to pyproject's)
+CACHE_FORMAT = "pm-block-2"
+# The longest entry read back: the hook's largest block (HOOK_MAX_CHARS in pm_hook) in UTF-8,
+# and its header.
+MAX_ENTRY_BYTES = 10000 * 4 + 256
+SESSION_STATE_DAYS = 30
+# The modules whose code decides the block: a change to any of them invalidates the cache.
+RENDER_MODULES = (
+    "pm_hook.py",
+    "pm_cache.py",
+    "pm_file.py",
+    "pm_load.py",
+    "pm_parse.py",
+    "pm_render.py",
+    "pm_tokens.py",
+    "memory_text.py",
+)
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def cache_dir() -> "str | None":
+    """Where the hook keeps rendered blocks and per-session state; never the repository."""
+    return memory_io.cache_dir("permanent-memory")
+
+
+def block_key(options: "tuple[int, int, int]", content: str) -> str:
+    """What an entry must have been made from to be used today: this code, the options (target,
+    hard cap, stale days) and the file's content (its digest, or its size when unread)."""
+    today = time.strftime("%Y-%m-%d", time.gmtime())
+    stamp = memory_io.code_stamp(HERE, RENDER_MODULES)
+    return memory_io.digest(f"{__version__}|{stamp}|{today}|{options}|{content}".encode())
+
+
+def block_slot(folder: str, path: str) -> str:
+    """The entry for the memory file `path` read by this interpreter (which one decides the
+    tokenizer available)."""
+    where = os.fsencode(path) + b"\0" + os.fsencode(sys.executable or "")
+    return os.path.join(folder, "blocks", memory_io.digest(where) + ".txt")
+
+
+def cache_entry(key: str, text: str) -> bytes:
+    """A cache file: a header naming the key, the body's length and its digest, then the body;
+    a truncated or altered entry fails the check and is rendered again."""
+    body = text.encode("utf-8")
+    return f"{CACHE_FORMAT} {key} {len(body)} {memory_io.digest(body)}\n".encode() + body
+
+
+def read_cache_entry(path: str, key: str) -> "str | None":
+    """The text stored under key, or None when absent, stale, truncated or corrupt."""
+    try:
+        with open(path, "rb") as handle:
+            entry = handle.read(MAX_ENTRY_BYTES)
+    except OSError:
+        return None
+    header, _, body = entry.partition(b"\n")
+    fields = header.split(b" ")
+    if len(fields) != 4 or fields[0] != CACHE_FORMAT.encode() or fields[1] != key.encode():
+        return None
+    if fields[2] != str(len(body)).encode() or fields[3] != memory_io.digest(body).encode():
+        return None
+    try:
+        return body.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def read_block(slot: str, key: str) -> "tuple[str, str] | None":
+    """The cached (block, status line) in slot under key, or None."""
+    entry = read_cache_entry(slot, key)
+    if entry is None or "\n" not in entry:
+        return None
+    status, block = entry.split("\n", 1)
+    return block, status
+
+
+def store_block(slot: str, key: str, block: str, status: str) -> None:
+    """Cache the block and its status line in slot (the entry's text is the status line, then the
+    block), and forget sessions nobody has touched for a month."""
+    try:
+        write_atomic(slot, cache_entry(key, f"{status}\n{block}"))
+    except OSError as exc:
+        note(f"cannot write the cache in {os.path.dirname(slot)}: {exc.strerror or exc}")
+    prune_sessions(os.path.join(os.path.dirname(os.path.dirname(slot)), "sessions"))
+
+
+def session_file(folder: str, session_id: str) -> str:
+    safe = session_id.replace("-", "").replace("_", "")
+    if not (safe.isascii() and safe.isalnum() and len(session_id) <= 100):
+        session_id = memory_io.digest(session_id.encode("utf-8", "surrogatepass"))
+    return os.path.join(folder, "sessions", session_id)
+
+
+def sent_mark(block: str) -> str:
+    """What a session's state file holds once it was sent block."""
+    return memory_io.digest(block.encode("utf-8"))
+
+
+def was_sent(state: str, mark: str) -> bool:
+    try:
+        with open(state, "rb") as handle:
+            return handle.read(64) == mark.encode()
+    except OSError:
+        return False
+
+
+def record_sent(state: str, mark: str) -> None:
+    try:
+        write_atomic(state, mark.encode())
+    except OSError as exc:
+        note(f"cannot record session state in {os.path.dirname(state)}: {exc.strerror or exc}")
+
+
+def prune_sessions(folder: str, max_age_days: int = SESSION_STATE_DAYS) -> None:
+    """Forget per-session state untouched for max_age_days (the hook's own files only)."""
+    cutoff = time.time() - max_age_days * 86400
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        path = os.path.join(folder, name)
+        try:
+            if os.stat(path).st_mtime < cutoff:
+                os.unlink(path)
+        except OSError:
+            continue
+
+
+def write_atomic(path: str, data: bytes) -> None:
+    """Replace a cache file: a temporary file in the same folder (created private), then
+    os.replace. Not synced: an entry lost in a crash is only rendered again."""
+    folder = os.path.dirname(path)
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    temporary = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(temporary, "wb") as handle:
+            handle.write(data)
+        os.replace(temporary, path)
+    except OSError:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        raise
+
+
+def note(message: str) -> None:
+    try:
+        sys.stderr.write(f"permanent-memory hook: {message}\n")
+    except (OSError, ValueError):
+        pass
