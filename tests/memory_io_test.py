@@ -356,3 +356,28 @@ def test_the_caches_stamps(memory_io: ModuleType, tmp_path: Path) -> None:
     assert memory_io.file_stamp(str(tmp_path / "missing")) is None
     assert memory_io.digest(b"x") != memory_io.digest(b"y")
     assert len(memory_io.digest(b"x")) == 32
+
+
+def test_doctor_report_text_and_json(memory_io: ModuleType) -> None:
+    import json
+
+    checks = [
+        memory_io.DoctorCheck("python", "ok", "Python 3.12.1"),
+        memory_io.DoctorCheck("memory-dir", "FAIL", "no directory", "mkdir memory"),
+    ]
+    assert memory_io.doctor_report(checks) == (
+        "ok    python    Python 3.12.1\nFAIL  memory-dir no directory -> mkdir memory\n"
+    )
+    assert memory_io.doctor_failed(checks) and not memory_io.doctor_failed(checks[:1])
+    report = memory_io.doctor_report(checks, "json")
+    assert report.endswith("}\n")
+    parsed = json.loads(report)
+    assert parsed["ok"] is False
+    # Both skills' `doctor --format json` list a check's keys in this order.
+    assert [list(check) for check in parsed["checks"]] == [["name", "status", "detail", "fix"]] * 2
+    assert parsed["checks"][1] == checks[1]._asdict()
+    assert checks[0] == memory_io.DoctorCheck("python", "ok", "Python 3.12.1", "")
+    assert checks[0] != memory_io.DoctorCheck("python", "warn", "Python 3.12.1")
+    assert repr(checks[0]) == (
+        "DoctorCheck(name='python', status='ok', detail='Python 3.12.1', fix='')"
+    )

@@ -6,12 +6,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import memory_io
 import memory_manager
 import mm_doctor
 import pytest
 import yaml
 from conftest import MANAGER_DIR
-from mm_doctor import Check
+from memory_io import DoctorCheck
 
 GOOD = (
     "---\nschema_version: 1.1\nproject-name: p\nsession: 2026-05-01-10-00\nstatus: paused\n---\n"
@@ -21,28 +22,28 @@ GOOD = (
 
 
 def test_check_python() -> None:
-    assert mm_doctor.check_python((3, 9, 0)) == Check("ok", "python", "Python 3.9.0")
-    assert mm_doctor.check_python((3, 8, 18)) == Check(
-        "FAIL", "python", "Python 3.8.18 is too old", "install Python 3.9 or newer"
+    assert mm_doctor.check_python((3, 9, 0)) == DoctorCheck("python", "ok", "Python 3.9.0")
+    assert mm_doctor.check_python((3, 8, 18)) == DoctorCheck(
+        "python", "FAIL", "Python 3.8.18 is too old", "install Python 3.9 or newer"
     )
 
 
 def test_check_yaml() -> None:
-    assert mm_doctor.check_yaml() == Check("ok", "pyyaml", f"PyYAML {yaml.__version__}")
+    assert mm_doctor.check_yaml() == DoctorCheck("pyyaml", "ok", f"PyYAML {yaml.__version__}")
 
 
 def test_run_checks_on_a_healthy_memory_dir(tmp_path: Path) -> None:
     (tmp_path / "2026-05-01-10-00-p.md").write_text(GOOD, encoding="utf-8")
     (tmp_path / "2026-05-02-10-00-q.md").write_text(GOOD, encoding="utf-8")
     checks = mm_doctor.run_checks(tmp_path, (3, 11, 7))
-    assert mm_doctor.format_checks(checks) == (
+    assert memory_io.doctor_report(checks) == (
         "ok    python    Python 3.11.7\n"
         f"ok    pyyaml    PyYAML {yaml.__version__}\n"
         f"ok    locking   fcntl.flock on {tmp_path / '.ski-memory.lock'}\n"
         f"ok    memory-dir {tmp_path}\n"
         "ok    snapshots 2 snapshots parse (2 projects)\n"
     )
-    assert not mm_doctor.failed(checks)
+    assert not memory_io.doctor_failed(checks)
 
 
 def test_run_checks_reports_what_to_fix(tmp_path: Path) -> None:
@@ -53,29 +54,29 @@ def test_run_checks_reports_what_to_fix(tmp_path: Path) -> None:
     )
     (tmp_path / ".2026-05-03-10-00-p.md.tmp-12-ab12cd34").write_text("partial", encoding="utf-8")
     checks = mm_doctor.run_checks(tmp_path, (3, 8, 1))
-    assert checks[0] == Check(
-        "FAIL", "python", "Python 3.8.1 is too old", "install Python 3.9 or newer"
+    assert checks[0] == DoctorCheck(
+        "python", "FAIL", "Python 3.8.1 is too old", "install Python 3.9 or newer"
     )
     assert checks[4:] == [
-        Check(
-            "warn",
+        DoctorCheck(
             "snapshots",
+            "warn",
             "2 of 3 snapshots (1 project) do not parse: 2026-05-03-10-00-p.md: '## Steps "
             "completed' line 1 is not a list item '- S0: text': 'S0 without a dash'; "
             "2026-05-02-10-00-p.md: invalid YAML in front matter at line 3: expected the node "
             "content, but found '<stream end>'",
             "repair or move them (load-last skips them; save will not update them)",
         ),
-        Check(
-            "warn",
+        DoctorCheck(
             "temp-files",
+            "warn",
             "1 temporary file(s) left by interrupted saves, e.g. "
             ".2026-05-03-10-00-p.md.tmp-12-ab12cd34",
             "delete them when no save is running (they are never read)",
         ),
     ]
-    assert mm_doctor.failed(checks)
-    assert mm_doctor.format_checks(checks[:1]) == (
+    assert memory_io.doctor_failed(checks)
+    assert memory_io.doctor_report(checks[:1]) == (
         "FAIL  python    Python 3.8.1 is too old -> install Python 3.9 or newer\n"
     )
 
@@ -84,14 +85,14 @@ def test_run_checks_without_a_memory_dir(tmp_path: Path) -> None:
     missing = tmp_path / "memory"
     checks = mm_doctor.run_checks(missing, (3, 11, 0))
     assert checks[3:] == [
-        Check(
-            "warn",
+        DoctorCheck(
             "memory-dir",
+            "warn",
             f"no memory directory at {missing}",
             f"mkdir -p {missing} (save needs it; load-last works without)",
         ),
     ]
-    assert not mm_doctor.failed(checks)
+    assert not memory_io.doctor_failed(checks)
 
 
 def test_many_snapshots_are_checked_newest_first_within_a_bound(
@@ -102,7 +103,9 @@ def test_many_snapshots_are_checked_newest_first_within_a_bound(
         (tmp_path / f"2026-04-{day:02d}-10-00-p.md").write_text(GOOD, "utf-8")
     (tmp_path / "2026-04-01-10-00-p.md").write_text("junk", "utf-8")  # oldest: not checked
     checks = mm_doctor.run_checks(tmp_path, (3, 11, 0))
-    assert checks[4] == Check("ok", "snapshots", "the newest 10 of 30 snapshots parse (1 project)")
+    assert checks[4] == DoctorCheck(
+        "snapshots", "ok", "the newest 10 of 30 snapshots parse (1 project)"
+    )
 
 
 def test_doctor_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -7,12 +7,14 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
+import memory_io
 import mm_cli
 import mm_frontmatter
 import mm_snapshot
 import mm_store
+from memory_io import DoctorCheck
 
 MAX_PARSED = 1000  # newest snapshots parsed; enough to find trouble, bounded on huge dirs
 MAX_NAMED = 3
@@ -21,64 +23,61 @@ if TYPE_CHECKING:
     import argparse
 
 
-class Check(NamedTuple):
-    status: str  # "ok", "warn" or "FAIL"
-    name: str
-    detail: str
-    fix: str = ""
-
-
-def check_python(version: tuple[int, ...]) -> Check:
+def check_python(version: tuple[int, ...]) -> DoctorCheck:
     shown = ".".join(map(str, version[:3]))
     if tuple(version[:2]) < (3, 9):
-        return Check("FAIL", "python", f"Python {shown} is too old", "install Python 3.9 or newer")
-    return Check("ok", "python", f"Python {shown}")
+        return DoctorCheck(
+            "python", "FAIL", f"Python {shown} is too old", "install Python 3.9 or newer"
+        )
+    return DoctorCheck("python", "ok", f"Python {shown}")
 
 
-def check_yaml() -> Check:
+def check_yaml() -> DoctorCheck:
     try:
         yaml = mm_frontmatter.require_yaml()
     except mm_frontmatter.YamlMissing:
-        return Check("FAIL", "pyyaml", "PyYAML is not installed", "pip install pyyaml")
-    return Check("ok", "pyyaml", f"PyYAML {getattr(yaml, '__version__', '(unknown version)')}")
+        return DoctorCheck("pyyaml", "FAIL", "PyYAML is not installed", "pip install pyyaml")
+    return DoctorCheck(
+        "pyyaml", "ok", f"PyYAML {getattr(yaml, '__version__', '(unknown version)')}"
+    )
 
 
-def check_locking(memory_dir: Path) -> Check:
+def check_locking(memory_dir: Path) -> DoctorCheck:
     if not mm_store.HAVE_FLOCK:
-        return Check(
-            "warn",
+        return DoctorCheck(
             "locking",
+            "warn",
             "no fcntl on this platform: concurrent saves of one "
             "session are not serialised (each write is still atomic)",
             "save one session from one process at a time",
         )
-    return Check("ok", "locking", f"fcntl.flock on {memory_dir / mm_store.LOCK_NAME}")
+    return DoctorCheck("locking", "ok", f"fcntl.flock on {memory_dir / mm_store.LOCK_NAME}")
 
 
-def check_memory_dir(memory_dir: Path) -> Check:
+def check_memory_dir(memory_dir: Path) -> DoctorCheck:
     if not memory_dir.is_dir():
-        return Check(
-            "warn",
+        return DoctorCheck(
             "memory-dir",
+            "warn",
             f"no memory directory at {memory_dir}",
             f"mkdir -p {memory_dir} (save needs it; load-last works without)",
         )
     if not os.access(memory_dir, os.W_OK | os.X_OK):
-        return Check(
-            "warn",
+        return DoctorCheck(
             "memory-dir",
+            "warn",
             f"{memory_dir} is not writable",
             f"give yourself write permission on {memory_dir}",
         )
-    return Check("ok", "memory-dir", f"{memory_dir}")
+    return DoctorCheck("memory-dir", "ok", f"{memory_dir}")
 
 
-def check_snapshots(memory_dir: Path, names: list[str]) -> list[Check]:
+def check_snapshots(memory_dir: Path, names: list[str]) -> list[DoctorCheck]:
     groups = mm_store.projects(names)
     snapshots = sorted((n for group in groups.values() for n in group), reverse=True)
     checks = []
     if not snapshots:
-        checks.append(Check("ok", "snapshots", "none yet"))
+        checks.append(DoctorCheck("snapshots", "ok", "none yet"))
     else:
         parsed = snapshots[:MAX_PARSED]
         bad = []
@@ -105,22 +104,22 @@ def check_snapshots(memory_dir: Path, names: list[str]) -> list[Check]:
         if bad:
             shown = "; ".join(bad[:MAX_NAMED]) + ("; ..." if len(bad) > MAX_NAMED else "")
             checks.append(
-                Check(
-                    "warn",
+                DoctorCheck(
                     "snapshots",
+                    "warn",
                     f"{len(bad)} of {scope} snapshots ({projects}) do not parse: {shown}",
                     "repair or move them (load-last skips them; save will not update them)",
                 )
             )
         else:
             noun = "snapshot parses" if len(snapshots) == 1 else "snapshots parse"
-            checks.append(Check("ok", "snapshots", f"{scope} {noun} ({projects})"))
+            checks.append(DoctorCheck("snapshots", "ok", f"{scope} {noun} ({projects})"))
     leftovers = [n for n in names if mm_store.is_temp_name(n)]
     if leftovers:
         checks.append(
-            Check(
-                "warn",
+            DoctorCheck(
                 "temp-files",
+                "warn",
                 f"{len(leftovers)} temporary file(s) left by interrupted "
                 f"saves, e.g. {sorted(leftovers)[0]}",
                 "delete them when no save is running (they are never read)",
@@ -129,10 +128,10 @@ def check_snapshots(memory_dir: Path, names: list[str]) -> list[Check]:
     return checks
 
 
-def check_outside(memory_dir: Path, real: str) -> Check:
-    return Check(
-        "FAIL",
+def check_outside(memory_dir: Path, real: str) -> DoctorCheck:
+    return DoctorCheck(
         "memory-dir",
+        "FAIL",
         f"{memory_dir} leads outside the project (to {real}): save, load-last, list and the "
         "hook refuse it, reading and writing nothing there",
         f"replace the link with a directory of this project's own; to use {real} on purpose, "
@@ -150,12 +149,12 @@ def conflict_line(text: str) -> int | None:
     return None
 
 
-def conflicts_check(conflicted: list[str]) -> Check:
+def conflicts_check(conflicted: list[str]) -> DoctorCheck:
     # A FAIL, not a warning: doctor's exit status is what a CI step or pre-commit hook sees.
     shown = ", ".join(conflicted[:MAX_NAMED]) + (", ..." if len(conflicted) > MAX_NAMED else "")
-    return Check(
-        "FAIL",
+    return DoctorCheck(
         "conflicts",
+        "FAIL",
         f"{len(conflicted)} snapshot(s) hold an unresolved merge conflict: {shown}",
         "keep one side's lines and delete the <<<<<<< ======= >>>>>>> lines; "
         "memory_manager.py git-setup makes git merge a session by key",
@@ -164,7 +163,7 @@ def conflicts_check(conflicted: list[str]) -> Check:
 
 def run_checks(
     memory_dir: Path, version: tuple[int, ...] | None = None, outside: str | None = None
-) -> list[Check]:
+) -> list[DoctorCheck]:
     """The checks for `memory_dir`; `outside` is where it really leads when the project's
     `memory/` was refused for leading outside the project (then nothing in it is read)."""
     checks = [
@@ -182,9 +181,9 @@ def run_checks(
     except OSError as exc:
         return [
             *checks,
-            Check(
-                "warn",
+            DoctorCheck(
                 "snapshots",
+                "warn",
                 f"cannot list {memory_dir}: {exc.strerror or exc}",
                 "check the directory's permissions",
             ),
@@ -192,22 +191,9 @@ def run_checks(
     if checks[1].status != "ok":
         return [
             *checks,
-            Check("warn", "snapshots", "not checked (needs PyYAML)", "pip install pyyaml"),
+            DoctorCheck("snapshots", "warn", "not checked (needs PyYAML)", "pip install pyyaml"),
         ]
     return checks + check_snapshots(memory_dir, names)
-
-
-def format_checks(checks: list[Check]) -> str:
-    lines = []
-    for check in checks:
-        # The same shape as the loader's doctor: status, name, detail, then `-> fix`.
-        line = f"{check.status:<4}  {check.name:<9} {check.detail}"
-        lines.append(f"{line} -> {check.fix}" if check.fix else line)
-    return "\n".join(lines) + "\n"
-
-
-def failed(checks: list[Check]) -> bool:
-    return any(check.status == "FAIL" for check in checks)
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -234,8 +220,5 @@ def doctor(args: argparse.Namespace) -> int:
         except mm_cli.MemoryDirRefused as exc:
             memory_dir, outside = exc.memory_dir, exc.real
     checks = run_checks(memory_dir, outside=outside)
-    if args.format == "json":
-        mm_cli.print_json({"ok": not failed(checks), "checks": [c._asdict() for c in checks]})
-    else:
-        sys.stdout.write(format_checks(checks))
-    return 1 if failed(checks) else 0
+    sys.stdout.write(memory_io.doctor_report(checks, args.format))
+    return 1 if memory_io.doctor_failed(checks) else 0
