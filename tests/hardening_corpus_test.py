@@ -4,13 +4,12 @@
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hardening_support import (
+from support import (
     HARD_CAP,
     HOOK_LIMIT,
     LOADER,
@@ -26,9 +25,10 @@ from hardening_support import (
     call_main,
     case_bytes,
     cases,
+    clean_env,
+    clear_claude_env,
     front_matter,
     is_lock_name,
-    isolated_env,
     module,
     output_problems,
     run,
@@ -57,9 +57,7 @@ def test_corpus_size() -> None:
 
 
 def _loader_env(monkeypatch: pytest.MonkeyPatch, tmp: Path) -> None:
-    for key in list(os.environ):
-        if key.startswith("CLAUDE_"):
-            monkeypatch.delenv(key)
+    clear_claude_env(monkeypatch)
     monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(tmp / "plugin-data"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp / "xdg"))
 
@@ -190,7 +188,7 @@ def test_loader_case_subprocess(cid: str, tmp_path: Path) -> None:
     """The real entry point, as the plugin runs it: `python3 permanent_memory.py hook`."""
     case = next(c for c in PERMANENT if c["id"] == cid)
     proj = _project(tmp_path, case_bytes(case, tmp_path))
-    env = isolated_env(tmp_path)
+    env = clean_env(tmp_path)
     load = run(LOADER, ["load", "--project-dir", str(proj)], env=env, timeout=60)
     _check_loader_block(load, "load (subprocess)", case["expect"])
     payload = {
@@ -219,9 +217,7 @@ def test_loader_case_subprocess(cid: str, tmp_path: Path) -> None:
 
 
 def _manager_env(monkeypatch: pytest.MonkeyPatch, tmp: Path) -> None:
-    for key in list(os.environ):
-        if key.startswith("CLAUDE_"):
-            monkeypatch.delenv(key)
+    clear_claude_env(monkeypatch)
     monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(tmp / "plugin-data"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp / "xdg"))
 
@@ -464,7 +460,7 @@ def test_save_stdin_rejections_subprocess(tmp_path: Path) -> None:
     """The real entry point with --input - : garbage on stdin is one line and exit 1."""
     memory = tmp_path / "memory"
     memory.mkdir()
-    env = isolated_env(tmp_path)
+    env = clean_env(tmp_path)
     for payload in (b"", b"\xff\xfe\x00", b"[1]", b'{"project_name": 5}', b"[" * 50_000):
         res = run(
             MANAGER,
@@ -518,7 +514,7 @@ def test_loader_hook_bounded_at_the_largest_options(tmp_path: Path) -> None:
         for i in range(18)
     )
     proj = _project(tmp_path, text.encode())
-    env = isolated_env(
+    env = clean_env(
         tmp_path, CLAUDE_PLUGIN_OPTION_HARD_CAP="2000", CLAUDE_PLUGIN_OPTION_TOKEN_TARGET="2000"
     )
     for event in ("UserPromptSubmit", "SessionStart"):
@@ -559,7 +555,7 @@ def test_explain_reason_when_characters_decide(tmp_path: Path) -> None:
         for i in range(18)
     )
     proj = _project(tmp_path, text.encode())
-    env = isolated_env(tmp_path)
+    env = clean_env(tmp_path)
     args = ["load", "--project-dir", str(proj), "--hard-cap", "2000", "--target", "2000"]
     doc = json.loads(run(LOADER, [*args, "--format", "json"], env=env).out)
     within = [lv for lv in ("L0", "L1", "L2", "L3") if doc["levels"][lv]["tokens"] <= 2000]
@@ -583,7 +579,7 @@ def test_manager_hook_bounded_with_many_projects(tmp_path: Path) -> None:
             "last-checkpoint: CP-S2", "last-checkpoint: CP-" + "Z" * 60
         )
         (memory / f"2026-01-{1 + i % 28:02d}-10-{i % 60:02d}-{name}.md").write_text(text)
-    env = isolated_env(tmp_path, CLAUDE_PROJECT_DIR=str(tmp_path / "proj"))
+    env = clean_env(tmp_path, CLAUDE_PROJECT_DIR=str(tmp_path / "proj"))
     res = run(
         MANAGER,
         ["hook"],
@@ -651,7 +647,7 @@ def test_manager_hook_budget_on_a_hostile_memory_dir(shape: str, tmp_path: Path)
     good = (Path(__file__).parent / "corpus" / "snapshot" / "snap-valid.md").read_text()
     (memory / "2026-01-05-10-00-proj.md").write_text(good)
     HOSTILE_LISTINGS[shape](memory)
-    env = isolated_env(tmp_path, CLAUDE_PROJECT_DIR=str(proj))
+    env = clean_env(tmp_path, CLAUDE_PROJECT_DIR=str(proj))
     res = run(MANAGER, ["hook"], env=env, stdin=_hook_start(proj))
     assert_no_traceback(res, "hook")
     assert res.code == 0
@@ -671,7 +667,7 @@ def test_commands_skip_each_hostile_snapshot_with_one_warning(shape: str, tmp_pa
     memory.mkdir()
     HOSTILE_LISTINGS[shape](memory)
     names = sorted(p.name for p in memory.iterdir())
-    env = isolated_env(tmp_path)
+    env = clean_env(tmp_path)
     # list and doctor read every snapshot in full (linear, but dense YAML parses slowly: the
     # dense shape is the hook's budget to keep, not theirs).
     for argv in () if shape == "dense-230kb" else (["list"], ["doctor"]):
@@ -731,7 +727,7 @@ ADD_REJECTS = [
 def test_loader_add_rejects(payload: bytes, tmp_path: Path) -> None:
     proj = _project(tmp_path, SEED_BYTES)
     before = (proj / ".claude" / "memory" / "permanent_memory.md").read_bytes()
-    env = isolated_env(tmp_path)
+    env = clean_env(tmp_path)
     res = run(LOADER, ["add", "--project-dir", str(proj), "--input", "-"], env=env, stdin=payload)
     assert_no_traceback(res, "add")
     assert res.code == 1, (res.code, res.err)
@@ -744,7 +740,7 @@ def test_loader_add_rejects(payload: bytes, tmp_path: Path) -> None:
 
 def test_loader_add_keeps_hostile_text_inside_its_epic(tmp_path: Path) -> None:
     proj = _project(tmp_path, SEED_BYTES)
-    env = isolated_env(tmp_path)
+    env = clean_env(tmp_path)
     entry = {
         "id": "HOST-1",
         "intent": "x\n## Epic: SMUGGLED-1 — y\n### Gotchas discovered\n- smuggled",

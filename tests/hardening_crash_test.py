@@ -13,13 +13,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hardening_support import (
+from support import (
     MANAGER,
     SESSION_STAMP,
     SNAPSHOT_NAME,
     call_main,
+    clean_env,
     front_matter,
-    isolated_env,
     module,
     snapshot_files,
 )
@@ -68,7 +68,7 @@ def test_sigkill_save_campaign(tmp_path: Path) -> None:
     memory.mkdir()
     inputs = tmp_path / "inputs"
     inputs.mkdir()
-    env = isolated_env(tmp_path)
+    env = clean_env(tmp_path)
     rng = random.Random(int(os.environ.get("HARDENING_SEED", "20260601")))
     cmd = [sys.executable, str(MANAGER), "save", "--memory-dir", str(memory), "--input"]
 
@@ -300,9 +300,9 @@ def _memory_state(memdir: Path) -> tuple[dict[str, str], dict[str, str]]:
 
 
 def test_sigkill_archive_and_add_campaign(tmp_path: Path) -> None:
-    from hardening_support import LOADER
+    from support import LOADER
 
-    env = isolated_env(tmp_path)
+    env = clean_env(tmp_path)
     rng = random.Random(int(os.environ.get("HARDENING_SEED", "20260601")) + 1)
     original = _original_memory()
     sections = _epic_sections(original)

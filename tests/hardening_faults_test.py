@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hardening_support import (
+from support import (
     LOADER,
     LOADER_STAMP,
     MANAGER,
@@ -25,8 +25,9 @@ from hardening_support import (
     SNAPSHOT_NAME,
     assert_no_traceback,
     call_main,
+    clean_env,
+    clear_claude_env,
     hook_context,
-    isolated_env,
     module,
     run,
     snapshot_files,
@@ -53,9 +54,7 @@ def _payload(summary: str, session: str = SESSION, step: str = "S1") -> dict[str
 
 @pytest.fixture
 def memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for key in list(os.environ):
-        if key.startswith("CLAUDE_"):
-            monkeypatch.delenv(key)
+    clear_claude_env(monkeypatch)
     mem = tmp_path / "proj" / "memory"
     mem.mkdir(parents=True)
     mm = module("memory_manager")
@@ -292,7 +291,7 @@ def _in_namespace(tmp_path: Path, kind: str) -> dict[str, Any]:
             str(seed),
         ],
         capture_output=True,
-        env=isolated_env(tmp_path),
+        env=clean_env(tmp_path),
         timeout=240,
         check=False,
     )
@@ -387,7 +386,7 @@ def test_unwritable_memory_dir_as_unprivileged_user(tmp_path: Path) -> None:
         base.chmod(0o755)
         mem = base / "memory"
         mem.mkdir()
-        env = isolated_env(base)
+        env = clean_env(base)
         src = base / "in.json"
         src.write_text(json.dumps(_payload("ORIGINAL")))
         src.chmod(0o644)
@@ -455,9 +454,7 @@ def test_memory_dir_symlink_works_when_the_user_names_it(
     memory/ is the repository's: the same link there leads outside the project and is refused
     (a clone must not resume another project's session)."""
     mm = module("memory_manager")
-    for key in list(os.environ):
-        if key.startswith("CLAUDE_"):
-            monkeypatch.delenv(key)
+    clear_claude_env(monkeypatch)
     real = tmp_path / "elsewhere" / "real-memory"
     real.mkdir(parents=True)
     proj = tmp_path / "proj"
@@ -522,9 +519,7 @@ def test_snapshot_symlink_to_outside_file(tmp_path: Path, monkeypatch: pytest.Mo
     """A snapshot name that is a link to a file outside the memory dir (say, committed to a repo
     by someone else) must not be shown, nor merged from, nor written through."""
     mm = module("memory_manager")
-    for key in list(os.environ):
-        if key.startswith("CLAUDE_"):
-            monkeypatch.delenv(key)
+    clear_claude_env(monkeypatch)
     outside = tmp_path / "outside" / "private.md"
     outside.parent.mkdir()
     outside.write_text(OUTSIDE)
@@ -575,9 +570,7 @@ def _hook_payload(proj: Path, session: str, event: str = "UserPromptSubmit") -> 
 
 @pytest.fixture
 def loader_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    for key in list(os.environ):
-        if key.startswith("CLAUDE_"):
-            monkeypatch.delenv(key)
+    clear_claude_env(monkeypatch)
     proj = tmp_path / "proj"
     (proj / ".claude" / "memory").mkdir(parents=True)
     (proj / ".claude" / "memory" / "permanent_memory.md").write_bytes(PERMANENT)
@@ -650,7 +643,7 @@ def test_loader_cache_corrupted(
 
 @pytest.mark.parametrize("how", ["file-not-dir", "under-a-file", "dev-null", "no-home"])
 def test_loader_cache_dir_unusable(loader_project: Path, tmp_path: Path, how: str) -> None:
-    env = isolated_env(tmp_path)
+    env = clean_env(tmp_path)
     blocker = tmp_path / "blocker"
     blocker.write_text("not a directory")
     if how == "file-not-dir":
@@ -688,7 +681,7 @@ def test_loader_cache_dir_unreadable_as_unprivileged_user(tmp_path: Path) -> Non
         cache = base / "cache"
         cache.mkdir(mode=0o000)
         cache.chmod(0o000)
-        env = isolated_env(base)
+        env = clean_env(base)
         env["CLAUDE_PLUGIN_DATA"] = str(cache)
         expected = run(LOADER, ["load", "--project-dir", str(proj)], env=env).out
         as_nobody = _nobody_script(base, LOADER, "zlib")
@@ -734,7 +727,7 @@ BAD_OPTIONS = [
 def test_loader_hook_option_out_of_range(
     loader_project: Path, tmp_path: Path, name: str, value: str
 ) -> None:
-    env = isolated_env(tmp_path)
+    env = clean_env(tmp_path)
     expected = run(LOADER, ["load", "--project-dir", str(loader_project)], env=env).out
     env[name] = value
     res = run(LOADER, ["hook"], env=env, stdin=_hook_payload(loader_project, "opt"))
@@ -779,7 +772,7 @@ def test_loader_special_file(tmp_path: Path, kind: str) -> None:
     proj = tmp_path / "proj"
     (proj / ".claude" / "memory").mkdir(parents=True)
     _make_special(proj / ".claude" / "memory" / "permanent_memory.md", kind)
-    env = isolated_env(tmp_path)
+    env = clean_env(tmp_path)
     for args, stdin in (
         (["hook"], _hook_payload(proj, "x")),
         (["load", "--project-dir", str(proj)], b""),
@@ -802,7 +795,7 @@ def test_loader_special_file(tmp_path: Path, kind: str) -> None:
 def test_manager_special_snapshot(tmp_path: Path, kind: str) -> None:
     mem = tmp_path / "proj" / "memory"
     mem.mkdir(parents=True)
-    env = isolated_env(tmp_path)
+    env = clean_env(tmp_path)
     src = tmp_path / "in.json"
     src.write_text(json.dumps(_payload("REAL OLDER ONE")))
     assert run(MANAGER, ["save", "--memory-dir", str(mem), "--input", str(src)], env=env).code == 0
@@ -838,7 +831,7 @@ def test_save_over_corrupt_same_session_keeps_it(tmp_path: Path) -> None:
     """A same-session save must not replace a snapshot it cannot read (that would lose it)."""
     mem = tmp_path / "memory"
     mem.mkdir()
-    env = isolated_env(tmp_path)
+    env = clean_env(tmp_path)
     src = tmp_path / "in.json"
     src.write_text(json.dumps(_payload("ORIGINAL")))
     assert run(MANAGER, ["save", "--memory-dir", str(mem), "--input", str(src)], env=env).code == 0
@@ -874,9 +867,7 @@ def test_archive_fault(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, target: str, nth: int, err: int
 ) -> None:
     pm = module("permanent_memory")
-    for key in list(os.environ):
-        if key.startswith("CLAUDE_"):
-            monkeypatch.delenv(key)
+    clear_claude_env(monkeypatch)
     proj = tmp_path / "proj"
     memdir = proj / ".claude" / "memory"
     memdir.mkdir(parents=True)
@@ -1063,7 +1054,7 @@ def test_loader_refuses_project_paths_that_lead_outside(
     proj = tmp_path / "proj"
     proj.mkdir()
     refused = LOADER_LINKS[link](proj, other)
-    env = isolated_env(tmp_path, CLAUDE_PROJECT_DIR=str(proj), PM_PLANT=ENV_PLANT)
+    env = clean_env(tmp_path, CLAUDE_PROJECT_DIR=str(proj), PM_PLANT=ENV_PLANT)
     before = _outside_tree(tmp_path)
     argv = LOADER_READS[command]
     stdin = _hook_payload(proj, "s", "SessionStart") if command == "hook" else b""
@@ -1116,7 +1107,7 @@ def test_loader_writes_nothing_through_links_out_of_the_project(tmp_path: Path, 
     refused = make(proj, other)
     if "archive/" in case:
         refused = refused / "2026-06-01.md"
-    env = isolated_env(tmp_path, CLAUDE_PROJECT_DIR=str(proj))
+    env = clean_env(tmp_path, CLAUDE_PROJECT_DIR=str(proj))
     before = _outside_tree(tmp_path)
     inside_before = dict(tree_bytes(proj))
     res = run(LOADER, argv, env=env, stdin=ADD_INPUT.encode())
@@ -1152,7 +1143,7 @@ def test_manager_refuses_a_memory_dir_that_leads_outside(
     proj = tmp_path / "proj"
     proj.mkdir()
     refused = MANAGER_LINKS[link](proj, other)
-    env = isolated_env(tmp_path, CLAUDE_PROJECT_DIR=str(proj))
+    env = clean_env(tmp_path, CLAUDE_PROJECT_DIR=str(proj))
     before = _outside_tree(tmp_path)
     stdin = _hook_payload(proj, "s", "SessionStart") if command == "hook" else b""
     res = run(MANAGER, MANAGER_COMMANDS[command], env=env, stdin=stdin, cwd=proj)
@@ -1167,7 +1158,7 @@ def test_a_dangling_lock_link_creates_nothing_outside(tmp_path: Path, memory_fla
     other = _other(tmp_path)
     proj = tmp_path / "proj"
     lock = _link(proj / "memory" / ".ski-memory.lock", other / "planted.lock")
-    env = isolated_env(tmp_path, CLAUDE_PROJECT_DIR=str(proj))
+    env = clean_env(tmp_path, CLAUDE_PROJECT_DIR=str(proj))
     argv = ["save", "--project-name", "proj", "--session-timestamp", "2026-06-01-10-00"]
     if memory_flag:  # even a memory dir the user names: the lock file is never a link
         argv += ["--memory-dir", str(proj / "memory")]
@@ -1184,13 +1175,13 @@ def test_paths_the_user_sets_may_point_anywhere(tmp_path: Path) -> None:
     proj = tmp_path / "proj"
     proj.mkdir()
     link = _link(proj / "linked.md", other / ".claude" / "memory" / "permanent_memory.md")
-    env = isolated_env(tmp_path, CLAUDE_PROJECT_DIR=str(proj))
+    env = clean_env(tmp_path, CLAUDE_PROJECT_DIR=str(proj))
     res = run(LOADER, ["load", "--file", str(link), "--now", "2026-06-01"], env=env)
     assert res.code == 0 and "OTHER-1 (other-project-plan-7731)" in res.out, res
     res = run(LOADER, ["load", "--project-dir", str(other), "--now", "2026-06-01"], env=env)
     assert res.code == 0 and "OTHER-1 (other-project-plan-7731)" in res.out, res
     # The memory-dir plugin option is the user's too, even when it is relative to the project.
-    option = isolated_env(
+    option = clean_env(
         tmp_path, CLAUDE_PROJECT_DIR=str(proj), CLAUDE_PLUGIN_OPTION_MEMORY_DIR="../other/memory"
     )
     res = run(MANAGER, ["hook"], env=option, stdin=_hook_payload(proj, "s", "SessionStart"))
@@ -1243,7 +1234,7 @@ def unicode_project(tmp_path: Path) -> Path:
             *("save", "--memory-dir", str(proj / "memory"), "--project-name", "demo"),
             *("--session-timestamp", "2026-01-01-10-00", "--input", "-"),
         ],
-        env=isolated_env(tmp_path),
+        env=clean_env(tmp_path),
         stdin=json.dumps(UNICODE_SNAPSHOT_INPUT).encode(),
     )
     assert saved.code == 0, saved.err
@@ -1278,7 +1269,7 @@ def test_stdout_that_cannot_encode_the_text(
     variant: tuple[str, dict[str, str], list[str]], unicode_project: Path, tmp_path: Path
 ) -> None:
     name, extra, flags = variant
-    env = isolated_env(tmp_path, CLAUDE_PROJECT_DIR=str(unicode_project), **extra)
+    env = clean_env(tmp_path, CLAUDE_PROJECT_DIR=str(unicode_project), **extra)
     payload = _hook_payload(unicode_project, f"enc-{name}", "SessionStart")
     encoding = "cp1252" if name == "cp1252-pipe" else "ascii"
     for what, (argv, stamp) in _boundary_commands(unicode_project).items():
@@ -1295,7 +1286,7 @@ def test_stdout_that_cannot_encode_the_text(
 
 
 def test_closed_stdout(unicode_project: Path, tmp_path: Path) -> None:
-    env = isolated_env(tmp_path, CLAUDE_PROJECT_DIR=str(unicode_project))
+    env = clean_env(tmp_path, CLAUDE_PROJECT_DIR=str(unicode_project))
     payload = _hook_payload(unicode_project, "closed-stdout", "SessionStart")
     for what, (argv, stamp) in _boundary_commands(unicode_project).items():
         # `>&-`: the child starts with file descriptor 1 closed, so sys.stdout is None.
@@ -1346,7 +1337,7 @@ def test_a_tokenizer_panic_does_not_escape(tmp_path: Path) -> None:
     proj = tmp_path / "proj"
     (proj / ".claude" / "memory").mkdir(parents=True)
     (proj / ".claude" / "memory" / "permanent_memory.md").write_bytes(b" " * 1_000_000 + b"a")
-    env = isolated_env(tmp_path, RUST_BACKTRACE="1")
+    env = clean_env(tmp_path, RUST_BACKTRACE="1")
     for argv in (["hook"], ["load", "--project-dir", str(proj)]):
         res = run(LOADER, argv, env=env, stdin=_hook_payload(proj, "panic"), cwd=proj)
         assert_no_traceback(res, argv[0])

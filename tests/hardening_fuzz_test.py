@@ -9,20 +9,21 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from hardening_support import (
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from support import (
     HOOK_LIMIT,
     LOADER_STAMP,
     MANAGER_HOOK_LIMIT,
     SESSION_STAMP,
     block_problems,
     call_main,
+    clear_claude_env,
     module,
     output_problems,
     session_start_blocks,
     token_count,
 )
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 # Fragments that matter to these formats, mixed with arbitrary text.
 LOADER_FRAGMENTS = [
@@ -132,9 +133,7 @@ EPIC_HEAD = "## Epic: F-1 — intent\n**Completed:** 2026-01-01\n### Gotchas dis
 
 
 def _tmp_env(monkeypatch: Any, tmp: str) -> None:
-    for key in list(os.environ):
-        if key.startswith("CLAUDE_"):
-            monkeypatch.delenv(key)
+    clear_claude_env(monkeypatch)
     monkeypatch.setenv("CLAUDE_PLUGIN_DATA", os.path.join(tmp, "plugin-data"))
     monkeypatch.setenv("XDG_CACHE_HOME", os.path.join(tmp, "xdg"))
 
@@ -368,14 +367,14 @@ def test_manager_hook_stdin(monkeypatch: Any) -> None:
 
 def test_hooks_stdin_subprocess(tmp_path: Path) -> None:
     """A few payloads through the real entry points (stdin as Claude Code passes it)."""
-    from hardening_support import LOADER, MANAGER, isolated_env, run
+    from support import LOADER, MANAGER, clean_env, run
 
     proj = tmp_path / "proj"
     (proj / ".claude" / "memory").mkdir(parents=True)
     (proj / ".claude" / "memory" / "permanent_memory.md").write_bytes(
         (Path(__file__).parent / "corpus" / "permanent" / "seed-example.md").read_bytes()
     )
-    env = isolated_env(tmp_path)
+    env = clean_env(tmp_path)
     payloads = [
         b"",
         b"\xff\xfe\x00garbage",

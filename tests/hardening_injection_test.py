@@ -5,18 +5,18 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
 import memory_text
 import pytest
-from hardening_support import (
+from support import (
     LOADER_STAMP,
     SESSION_STAMP,
     assert_no_traceback,
     block_problems,
     call_main,
+    clear_claude_env,
     confusable_problems,
     folded_problems,
     module,
@@ -328,9 +328,7 @@ NOT_SECRETS = [
 
 
 def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp: Path) -> None:
-    for key in list(os.environ):
-        if key.startswith("CLAUDE_"):
-            monkeypatch.delenv(key)
+    clear_claude_env(monkeypatch)
     monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(tmp / "plugin-data"))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp / "xdg"))
 

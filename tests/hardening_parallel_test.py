@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from conftest import MANAGER_DIR
-from hardening_support import isolated_env
+from support import clean_env
 
 TESTS_DIR = Path(__file__).resolve().parent
 WRITERS = 8
@@ -22,7 +22,7 @@ WRITER = r"""
 import json, sys, time
 from pathlib import Path
 sys.path[:0] = [sys.argv[1], sys.argv[2]]
-import hardening_support as hs
+import support
 import memory_manager
 memory, p, saves, shared = Path(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
 own = f"2026-03-{p + 2:02d}-10-00"
@@ -40,7 +40,8 @@ for k in range(saves):
     }
     src = memory.parent / f"in-{p}-{k}.json"
     src.write_text(json.dumps(payload))
-    res = hs.call_main(memory_manager, ["save", "--memory-dir", str(memory), "--input", str(src)])
+    argv = ["save", "--memory-dir", str(memory), "--input", str(src)]
+    res = support.call_main(memory_manager, argv)
     if res.code == 0:
         done.append([session, f"S{n}", f"CP-S{n}", f"p{p}k{k}"])
     else:
@@ -52,28 +53,28 @@ READER = r"""
 import json, sys, time
 from pathlib import Path
 sys.path[:0] = [sys.argv[1], sys.argv[2]]
-import hardening_support as hs
+import support
 import memory_manager
 memory, stop = Path(sys.argv[3]), Path(sys.argv[4])
 reads, bad, sessions = 0, [], set()
 raw_reads = 0
 while not stop.exists():
     # Every snapshot file on disk, read directly: complete and parseable at every moment.
-    for path in hs.snapshot_files(memory):
+    for path in support.snapshot_files(memory):
         try:
             text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
             continue
         raw_reads += 1
         try:
-            meta = hs.front_matter(text)
+            meta = support.front_matter(text)
             assert isinstance(meta, dict), type(meta)
             heads = [ln for ln in text.split("\n") if ln.startswith("## ")]
             assert heads[-4:] == ["## Session summary", "## Steps completed", "## Active state",
                                   "## Key decisions"], heads
         except Exception as exc:
             bad.append(["raw-partial", path.name, repr(exc)[:300]])
-    res = hs.call_main(memory_manager, ["load-last", "--memory-dir", str(memory),
+    res = support.call_main(memory_manager, ["load-last", "--memory-dir", str(memory),
                                         "--project-name", "proj"])
     reads += 1
     if res.code != 0 or "Traceback" in res.err:
@@ -82,10 +83,10 @@ while not stop.exists():
         continue
     lines = res.out.split("\n")
     try:
-        assert lines[0] == hs.SESSION_STAMP, lines[0]
+        assert lines[0] == support.SESSION_STAMP, lines[0]
         assert lines[1].startswith("Resuming `proj` (last touched "), lines[1]
         shown = "\n".join(lines[3:])
-        meta = hs.front_matter(shown)
+        meta = support.front_matter(shown)
         assert isinstance(meta, dict), type(meta)
         heads = [ln for ln in shown.split("\n") if ln.startswith("## ")]
         assert heads == ["## Session summary", "## Steps completed", "## Active state",
@@ -110,12 +111,12 @@ def _steps(text: str) -> dict[str, str]:
 
 
 def test_eight_writers_fifty_saves_with_readers(tmp_path: Path) -> None:
-    from hardening_support import front_matter, snapshot_files
+    from support import front_matter, snapshot_files
 
     memory = tmp_path / "memory"
     memory.mkdir()
     stop = tmp_path / "stop"
-    env = isolated_env(tmp_path)
+    env = clean_env(tmp_path)
     common = [sys.executable, "-c"]
     paths = [str(TESTS_DIR), str(MANAGER_DIR)]
     start = time.monotonic()

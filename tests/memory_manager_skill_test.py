@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
 from pathlib import Path
 
 import mm_snapshot
 import mm_store
 import mm_update
 from conftest import MANAGER_DIR
-from skill_md_support import ALLOWED_KEYS, blocks, front_matter
+from support import ALLOWED_KEYS, blocks, clean_env, front_matter, run_command
 
 SKILL = MANAGER_DIR.parent
 SKILL_MD = (SKILL / "SKILL.md").read_text(encoding="utf-8")
@@ -20,6 +18,7 @@ FORMAT_MD = (SKILL / "references" / "format.md").read_text(encoding="utf-8")
 
 def test_front_matter() -> None:
     meta = front_matter(SKILL_MD)
+    assert isinstance(meta, dict)
     assert set(meta) <= ALLOWED_KEYS
     assert meta["name"] == SKILL.name == "ski-memory-manager"
     description = meta["description"]
@@ -48,21 +47,12 @@ def test_every_command_in_skill_md_runs(tmp_path: Path) -> None:
     assert "save --yaml - <<'YAML'\n" in commands[1]
     project = tmp_path / "project"
     (project / "memory").mkdir(parents=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_")}
-    env.update(CLAUDE_SKILL_DIR=str(SKILL), CLAUDE_PROJECT_DIR=str(project))
+    env = clean_env(CLAUDE_SKILL_DIR=str(SKILL), CLAUDE_PROJECT_DIR=str(project))
     outputs = []
     for command in commands:
-        result = subprocess.run(
-            ["bash", "-c", command],
-            cwd=project,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-        assert (result.returncode, result.stderr) == (0, ""), command
-        outputs.append(result.stdout)
+        result = run_command(["bash", "-c", command], env=env, cwd=project, timeout=120)
+        assert (result.code, result.err) == (0, ""), command
+        outputs.append(result.out)
     assert outputs[0] == "No previous memory found for project 'billing-api'\n"
     saved = project / "memory" / "2026-05-01-14-30-billing-api.md"
     assert outputs[1] == f"{saved}\n"

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import memory_manager
 import mm_render
@@ -19,17 +19,12 @@ import pytest
 import yaml
 from conftest import MANAGER_DIR, ROOT
 from mm_update_test import INVALID
+from support import Result, clean_env, run_command
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 SCRIPT = MANAGER_DIR / "memory_manager.py"
 UPDATE = os.environ.get("UPDATE_SNAPSHOTS") == "1"  # rewrite the golden files (then review)
 STAMP = "[session-memory | trust:file]"
-
-
-class Result(NamedTuple):
-    code: int
-    out: str
-    err: str
 
 
 @pytest.fixture
@@ -1063,17 +1058,13 @@ def script(
     stdin: str | None = None,
     env: dict[str, str] | None = None,
     path: Path = SCRIPT,
-) -> subprocess.CompletedProcess[str]:
-    clean = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_")}
-    return subprocess.run(
-        [sys.executable, str(path), *args],
+) -> Result:
+    return run_command(
+        [sys.executable, path, *args],
+        env=clean_env(**(env or {})),
+        stdin=None if stdin is None else stdin.encode(),
         cwd=cwd,
-        input=stdin,
-        capture_output=True,
-        text=True,
         timeout=120,
-        env={**clean, **(env or {})},
-        check=False,
     )
 
 
@@ -1149,7 +1140,7 @@ def test_a_save_killed_before_replace_leaves_the_previous_snapshot(tmp_path: Pat
         "2026-05-01-14-30",
     ]
     first = script([*base, "--status", "paused", "--last-checkpoint", "CP-S1"], tmp_path)
-    assert first.returncode == 0, first.stderr
+    assert first.code == 0, first.err
     path = tmp_path / "2026-05-01-14-30-p.md"
     before = path.read_bytes()
     killed = subprocess.run(
@@ -1174,11 +1165,11 @@ def test_a_save_killed_before_replace_leaves_the_previous_snapshot(tmp_path: Pat
     assert len(leftovers) == 1
     assert b"status: completed" in (tmp_path / leftovers[0]).read_bytes()
     loaded = script(["load-last", "--memory-dir", str(tmp_path), "--project-name", "p"], tmp_path)
-    assert loaded.stdout.split("\n")[1].endswith("status: paused at CP-S1)")
-    assert loaded.stderr == ""
+    assert loaded.out.split("\n")[1].endswith("status: paused at CP-S1)")
+    assert loaded.err == ""
     # The next save goes through (the dead process's lock was released with it).
     again = script([*base, "--status", "completed"], tmp_path)
-    assert again.returncode == 0 and b"status: completed" in path.read_bytes()
+    assert again.code == 0 and b"status: completed" in path.read_bytes()
 
 
 def test_runs_from_a_copied_skill_folder_in_another_directory(tmp_path: Path) -> None:
@@ -1195,15 +1186,15 @@ def test_runs_from_a_copied_skill_folder_in_another_directory(tmp_path: Path) ->
         stdin='{"session_summary": "from a copy"}',
         path=copied,
     )
-    assert (saved.returncode, saved.stdout, saved.stderr) == (
+    assert (saved.code, saved.out, saved.err) == (
         0,
         f"{elsewhere / 'memory' / '2026-05-01-14-30-p.md'}\n",
         "",
     )
     loaded = script(["load-last", "--project-name", "p"], elsewhere, path=copied)
-    assert loaded.returncode == 0 and "from a copy" in loaded.stdout
+    assert loaded.code == 0 and "from a copy" in loaded.out
     hook = script(["hook"], tmp_path, stdin=json.dumps({"cwd": str(elsewhere)}), path=copied)
-    assert hook.returncode == 0 and hook.stdout.startswith(STAMP + "\nResuming `p`")
+    assert hook.code == 0 and hook.out.startswith(STAMP + "\nResuming `p`")
     probe = subprocess.run(
         [
             sys.executable,
@@ -1238,17 +1229,16 @@ def test_missing_pyyaml(tmp_path: Path) -> None:
         ["load-last", "--memory-dir", str(memory), "--project-name", "p"],
     ):
         result = script(args, tmp_path, env=env)
-        assert (result.returncode, result.stdout, result.stderr) == (
+        assert (result.code, result.out, result.err) == (
             1,
             "",
             "PyYAML is required: pip install pyyaml\n",
         ), args
     assert tree(memory) == before
     hook = script(["hook"], tmp_path, stdin=json.dumps({"cwd": str(tmp_path)}), env=env)
-    assert (hook.returncode, hook.stdout) == (0, "")
+    assert (hook.code, hook.out) == (0, "")
     assert (
-        hook.stderr
-        == "ski-memory-manager hook: YamlMissing: PyYAML is required: pip install pyyaml\n"
+        hook.err == "ski-memory-manager hook: YamlMissing: PyYAML is required: pip install pyyaml\n"
     )
 
 

@@ -202,7 +202,7 @@ def test_no_stamp_survives_any_nesting_depth(
 
 def test_every_lookalike_attack_is_disarmed(memory_text: ModuleType) -> None:
     from hardening_injection_test import LOOKALIKES
-    from hardening_support import folded_problems
+    from support import folded_problems
 
     for name, payload in LOOKALIKES.items():
         assert not folded_problems(memory_text.clean(payload)), (name, memory_text.clean(payload))
@@ -345,7 +345,7 @@ _PIECES = st.sampled_from(
 
 @given(st.lists(_PIECES, max_size=40).map("".join))
 def test_no_output_holds_a_stamp_or_tag_after_folding(memory_text: ModuleType, text: str) -> None:
-    from hardening_support import folded_problems
+    from support import folded_problems
 
     out = memory_text.clean(text)
     assert not folded_problems(out), (text, out)
@@ -356,7 +356,7 @@ def test_no_output_holds_a_stamp_or_tag_after_folding(memory_text: ModuleType, t
 def test_arbitrary_text_holds_no_stamp_or_tag_after_folding(
     memory_text: ModuleType, text: str
 ) -> None:
-    from hardening_support import folded_problems
+    from support import folded_problems
 
     assert not folded_problems(memory_text.clean(text))
 

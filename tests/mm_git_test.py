@@ -9,8 +9,8 @@ from pathlib import Path
 
 import mm_merge
 import pytest
-from git_support import Repo, make_repo
 from mm_snapshot import Decision, Snapshot, SnapshotError, format_snapshot, parse_snapshot
+from support import Repo, make_repo
 
 SESSION = "2026-11-29-09-30"
 NAME = f"memory/{SESSION}-billing.md"

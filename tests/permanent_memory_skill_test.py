@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -13,7 +11,7 @@ import pm_parse
 import pm_render
 import pm_tokens
 from conftest import LOADER_DIR
-from skill_md_support import ALLOWED_KEYS, blocks, front_matter
+from support import ALLOWED_KEYS, blocks, clean_env, front_matter, run_command
 
 SKILL = LOADER_DIR.parent
 SKILL_MD = (SKILL / "SKILL.md").read_text(encoding="utf-8")
@@ -23,6 +21,7 @@ CASES = Path(__file__).resolve().parent / "cases"
 
 def test_front_matter() -> None:
     meta = front_matter(SKILL_MD)
+    assert isinstance(meta, dict)
     assert set(meta) <= ALLOWED_KEYS
     assert meta["name"] == SKILL.name == "permanent-memory-loader"
     description = meta["description"]
@@ -52,39 +51,27 @@ def test_every_command_in_skill_md_runs(tmp_path: Path) -> None:
     project = tmp_path / "project"
     (project / ".claude" / "memory").mkdir(parents=True)
     shutil.copy(CASES / "seed-example" / "permanent_memory.md", project / ".claude" / "memory")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_")}
-    env.update(
+    env = clean_env(
         CLAUDE_SKILL_DIR=str(SKILL),
         CLAUDE_PROJECT_DIR=str(project),
         CLAUDE_PLUGIN_DATA=str(tmp_path / "data"),
     )
-    results = [
-        subprocess.run(
-            ["bash", "-c", c],
-            cwd=project,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-        for c in commands
-    ]
-    assert [r.returncode for r in results] == [0, 0, 0, 0, 0], [r.stderr for r in results]
+    results = [run_command(["bash", "-c", c], env=env, cwd=project, timeout=120) for c in commands]
+    assert [r.code for r in results] == [0, 0, 0, 0, 0], [r.err for r in results]
     load, explain, inspect, doctor, add = results
     memory = project / ".claude" / "memory" / "permanent_memory.md"
-    assert add.stdout.startswith(f"added FEAT-012 to {memory} (")
-    assert add.stderr == ""
+    assert add.out.startswith(f"added FEAT-012 to {memory} (")
+    assert add.err == ""
     written = memory.read_text(encoding="utf-8")
     gotcha = '- [gotcha] Excel reads a leading "=" as a formula: prefix such cells with \''
     assert f"\n{gotcha}\n" in written
     assert "\n- [decision] one export per customer at a time (confidence: 0.60)\n" in written
-    assert load.stderr == "" and load.stdout.startswith("[permanent-memory | trust:file]\n")
-    data = json.loads(explain.stdout)
-    assert data["block"] == load.stdout
-    assert explain.stderr.splitlines()[3] == "level  tokens  leaves out"
-    assert "epic" in inspect.stdout and "FEAT-008" in inspect.stdout
-    assert doctor.stdout.splitlines()[0].startswith("ok    python")
+    assert load.err == "" and load.out.startswith("[permanent-memory | trust:file]\n")
+    data = json.loads(explain.out)
+    assert data["block"] == load.out
+    assert explain.err.splitlines()[3] == "level  tokens  leaves out"
+    assert "epic" in inspect.out and "FEAT-008" in inspect.out
+    assert doctor.out.splitlines()[0].startswith("ok    python")
 
 
 def test_the_example_block_is_a_golden_case() -> None:

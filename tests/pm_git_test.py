@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from git_support import LOADER, MEMORY, Repo, make_repo
 from pm_merge_test import HEAD, epic, join
 from pm_parse import parse_permanent
+from support import LOADER, MEMORY, Repo, make_repo
 
 BASE = join(HEAD, epic("FEAT-1", 1), epic("FEAT-2", 5))
 ATTRIBUTES = (

@@ -3,7 +3,7 @@
 # changing a case so files and manifest stay in step:  python3 tests/corpus/build_corpus.py
 #
 # Big cases (the 1 MB single line, the 50 MB file, 10,000 epics) are not committed: the manifest
-# names a generator and hardening_support.generate_case() builds them in the test's tmp dir.
+# names a generator and support.case_bytes() builds them in the test's tmp dir.
 from __future__ import annotations
 
 import json

@@ -1,6 +1,7 @@
-# Shared helpers for the hardening campaign (tests/hardening_*_test.py): the corpus manifest,
-# generators for the big cases, running both scripts in-process and as subprocesses, and the
-# invariants every emitted block must keep.
+# What the tests share: where the scripts are, one Result of a run, one clean environment, one
+# way to run a script (as a subprocess or in-process), real git in a scratch repository, the
+# SKILL.md helpers, the hardening corpus, and the invariants every emitted block must keep.
+# Fixtures live in conftest.py.
 from __future__ import annotations
 
 import contextlib
@@ -9,15 +10,18 @@ import io
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+import time
 import unicodedata
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable
 
+import pytest
 from conftest import LOADER_DIR, MANAGER_DIR
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
@@ -122,44 +126,68 @@ class Result:
     seconds: float = 0.0
 
 
-def isolated_env(tmp: Path, **extra: str) -> dict[str, str]:
-    """A clean environment: no inherited CLAUDE_* variables, caches under tmp."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_")}
-    env["CLAUDE_PLUGIN_DATA"] = str(tmp / "plugin-data")
-    env["XDG_CACHE_HOME"] = str(tmp / "xdg-cache")
-    env["HOME"] = str(tmp / "home")
+def clean_env(tmp: Path | None = None, **extra: str) -> dict[str, str]:
+    """This environment without what an enclosing session or the user's git set (CLAUDE_*,
+    GIT_*); with `tmp`, HOME and the caches under it, so nothing outside the test is touched."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_", "GIT_"))}
+    if tmp is not None:
+        env["CLAUDE_PLUGIN_DATA"] = str(tmp / "plugin-data")
+        env["XDG_CACHE_HOME"] = str(tmp / "xdg-cache")
+        env["HOME"] = str(tmp / "home")
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     env.update(extra)
     return env
+
+
+def clear_claude_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The in-process form of clean_env: no CLAUDE_* variable of an enclosing session."""
+    for key in list(os.environ):
+        if key.startswith("CLAUDE_"):
+            monkeypatch.delenv(key)
+
+
+def run_command(
+    cmd: Sequence[str | os.PathLike[str]],
+    *,
+    env: Mapping[str, str],
+    stdin: bytes | None = None,
+    cwd: Path | None = None,
+    timeout: float = 60,
+) -> Result:
+    start = time.monotonic()
+    proc = subprocess.run(
+        [str(c) for c in cmd],
+        input=stdin if stdin is not None else b"",
+        capture_output=True,
+        env=dict(env),
+        cwd=str(cwd) if cwd else None,
+        timeout=timeout,
+        check=False,
+    )
+    return Result(
+        proc.returncode,
+        proc.stdout.decode("utf-8", "replace"),
+        proc.stderr.decode("utf-8", "replace"),
+        time.monotonic() - start,
+    )
 
 
 def run(
     script: Path,
     args: Sequence[str],
     *,
-    env: dict[str, str],
+    env: Mapping[str, str],
     stdin: bytes | None = None,
     cwd: Path | None = None,
     timeout: float = 60,
 ) -> Result:
-    import time
-
-    start = time.monotonic()
-    proc = subprocess.run(
-        [sys.executable, str(script), *args],
-        input=stdin if stdin is not None else b"",
-        capture_output=True,
-        env=env,
-        cwd=str(cwd) if cwd else None,
-        timeout=timeout,
-        check=False,
+    """Run a skill script as a subprocess; for `hook`, `out` is what the model is given."""
+    result = run_command(
+        [sys.executable, script, *args], env=env, stdin=stdin, cwd=cwd, timeout=timeout
     )
-    out = proc.stdout.decode("utf-8", "replace")
     if list(args) == ["hook"]:
-        out = hook_context(out, stdin or b"")
-    return Result(
-        proc.returncode, out, proc.stderr.decode("utf-8", "replace"), time.monotonic() - start
-    )
+        result.out = hook_context(result.out, stdin or b"")
+    return result
 
 
 HOOK_JSON_EVENTS = ("SessionStart", "UserPromptSubmit", "SubagentStart")
@@ -509,3 +537,105 @@ def tree_bytes(root: Path) -> Iterator[tuple[Path, bytes]]:
             p = Path(dirpath) / name
             with contextlib.suppress(OSError):
                 yield p, p.read_bytes()
+
+
+# ---------------------------------------------------------------------------------------------
+# Real git in temporary repositories for the merge-driver tests: no network, and none of the
+# user's or the system's git config (GIT_CONFIG_GLOBAL and HOME point into the test's folder).
+
+GIT_TIMEOUT = 120
+MEMORY = Path(".claude") / "memory" / "permanent_memory.md"
+
+
+def git_env(tmp: Path) -> dict[str, str]:
+    """clean_env(tmp) for real git: none of the user's or the system's git config."""
+    home = tmp / "home"
+    home.mkdir(parents=True, exist_ok=True)
+    config = home / ".gitconfig"
+    config.touch()
+    return clean_env(
+        tmp,
+        XDG_CONFIG_HOME=str(home / ".config"),
+        GIT_CONFIG_GLOBAL=str(config),
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_AUTHOR_NAME="Test",
+        GIT_AUTHOR_EMAIL="test@example.invalid",
+        GIT_COMMITTER_NAME="Test",
+        GIT_COMMITTER_EMAIL="test@example.invalid",
+        GIT_TERMINAL_PROMPT="0",
+        GIT_EDITOR="true",
+        NO_COLOR="1",
+    )
+
+
+class Repo:
+    def __init__(self, path: Path, env: dict[str, str]) -> None:
+        self.path = path
+        self.env = env
+
+    def run(self, *args: str | Path, check: bool = True) -> Result:
+        result = run_command(args, env=self.env, cwd=self.path, timeout=GIT_TIMEOUT)
+        if check and result.code != 0:
+            raise AssertionError(f"{args} exited {result.code}\n{result.out}\n{result.err}")
+        return result
+
+    def git(self, *args: str, check: bool = True) -> Result:
+        return self.run("git", *args, check=check)
+
+    def loader(self, *args: str, check: bool = True) -> Result:
+        return self.run(sys.executable, LOADER, *args, check=check)
+
+    def manager(self, *args: str, check: bool = True) -> Result:
+        return self.run(sys.executable, MANAGER, *args, check=check)
+
+    def write(self, relative: str | Path, text: str) -> None:
+        path = self.path / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+    def read(self, relative: str | Path) -> str:
+        return (self.path / relative).read_text(encoding="utf-8")
+
+    def commit(self, message: str) -> None:
+        self.git("add", "-A")
+        self.git("commit", "-q", "-m", message)
+
+
+def make_repo(tmp_path: Path) -> Repo:
+    if shutil.which("git") is None:
+        pytest.fail("git is required for these tests")
+    path = tmp_path / "repo"
+    path.mkdir()
+    repo = Repo(path, git_env(tmp_path))
+    repo.git("init", "-q", "-b", "main")
+    return repo
+
+
+# ---------------------------------------------------------------------------------------------
+# SKILL.md: the front matter keys a client reads (front_matter is below), and fenced blocks.
+
+# The Agent Skills keys plus Claude Code's own; nothing else is read by a client.
+ALLOWED_KEYS = frozenset(
+    {
+        "name",
+        "description",
+        "license",
+        "compatibility",
+        "metadata",
+        "allowed-tools",
+        "user-invocable",
+        "when_to_use",
+        "argument-hint",
+        "disable-model-invocation",
+        "model",
+        "context",
+        "agent",
+        "hooks",
+        "paths",
+    }
+)
+
+
+def blocks(text: str, language: str) -> list[str]:
+    """The contents of every ```language fenced block, in order."""
+    return re.findall(rf"```{language}\n(.*?)```", text, flags=re.DOTALL)
