@@ -11,8 +11,6 @@ from typing import Any
 
 import pytest
 from conftest import ROOT
-
-sys.path.insert(0, str(ROOT / "scripts" / "e2e"))
 from e2e_env import in_ci, missing_client_reason
 
 pytestmark = pytest.mark.e2e

@@ -3,8 +3,10 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -13,9 +15,11 @@ ROOT = Path(__file__).resolve().parent.parent
 LOADER_DIR = ROOT / "skills" / "permanent-memory-loader" / "scripts"
 MANAGER_DIR = ROOT / "skills" / "ski-memory-manager" / "scripts"
 
+E2E_DIR = ROOT / "scripts" / "e2e"
+
 # The skill scripts import their siblings as top-level modules when run from their folder;
-# tests import them the same way.
-for folder in (LOADER_DIR, MANAGER_DIR):
+# tests import them the same way, and the end-to-end helpers (fake_anthropic, e2e_env) too.
+for folder in (E2E_DIR, LOADER_DIR, MANAGER_DIR):
     if str(folder) not in sys.path:
         sys.path.insert(0, str(folder))
 
@@ -45,6 +49,38 @@ def memory_io(request: pytest.FixtureRequest) -> ModuleType:
 @pytest.fixture(scope="session", params=sorted(SKILL_DIRS))
 def memory_text(request: pytest.FixtureRequest) -> ModuleType:
     return skill_copy(request.param, "memory_text")
+
+
+def pinned_client(name: str) -> Path:
+    """The pinned npm client `name` (scripts/e2e/node_modules); without it the test skips,
+    except in CI, where it fails."""
+    from e2e_env import NODE_BIN, in_ci, missing_client_reason
+
+    reason = missing_client_reason(name)
+    if reason is not None:
+        if in_ci():
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return NODE_BIN / name
+
+
+@pytest.fixture(scope="module")
+def claude_bin() -> Path:
+    return pinned_client("claude")
+
+
+@pytest.fixture(scope="module")
+def skillmd() -> Path:
+    return pinned_client("skillmd")
+
+
+@pytest.fixture(scope="module")
+def api() -> Iterator[Any]:
+    """A fake Anthropic Messages API on 127.0.0.1 that records every request."""
+    from fake_anthropic import FakeAnthropic
+
+    with FakeAnthropic() as server:
+        yield server
 
 
 settings.register_profile(

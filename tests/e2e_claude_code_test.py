@@ -18,12 +18,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import fake_anthropic
 import pytest
 from conftest import LOADER_DIR, MANAGER_DIR, ROOT
-
-sys.path.insert(0, str(ROOT / "scripts" / "e2e"))
-import fake_anthropic
-from e2e_env import NODE_BIN, clean_env, in_ci, missing_client_reason
+from e2e_env import clean_env
 from fake_anthropic import FakeAnthropic, last_tool_results, tool_names, tool_use
 
 pytestmark = pytest.mark.e2e
@@ -46,22 +44,6 @@ NEW_EPIC = """
 ### Gotchas discovered
 - the mail provider rate-limits bursts above 10 per second
 """
-
-
-@pytest.fixture(scope="module")
-def claude_bin() -> Path:
-    reason = missing_client_reason("claude")
-    if reason is not None:
-        if in_ci():
-            pytest.fail(reason)
-        pytest.skip(reason)
-    return NODE_BIN / "claude"
-
-
-@pytest.fixture(scope="module")
-def api() -> Iterator[FakeAnthropic]:
-    with FakeAnthropic() as server:
-        yield server
 
 
 # --- reading the recorded requests -------------------------------------------------------------

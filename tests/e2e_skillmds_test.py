@@ -17,9 +17,7 @@ from typing import Any
 
 import pytest
 from conftest import ROOT
-
-sys.path.insert(0, str(ROOT / "scripts" / "e2e"))
-from e2e_env import E2E_DIR, NODE_BIN, clean_env, in_ci, missing_client_reason
+from e2e_env import E2E_DIR, NODE_BIN, clean_env
 
 pytestmark = pytest.mark.e2e
 
@@ -33,16 +31,6 @@ AUDIT = E2E_DIR / "audit_open.py"
 TIMEOUT = 120
 # Flags of `skillmd scan` that must never be raised for these skills.
 FORBIDDEN_FLAGS = ("network_calls", "reads_secrets", "untrusted_install")
-
-
-@pytest.fixture(scope="module")
-def skillmd() -> Path:
-    reason = missing_client_reason("skillmd")
-    if reason is not None:
-        if in_ci():
-            pytest.fail(reason)
-        pytest.skip(reason)
-    return NODE_BIN / "skillmd"
 
 
 def run(cmd: Sequence[str], cwd: Path, env: Mapping[str, str]) -> subprocess.CompletedProcess[str]:

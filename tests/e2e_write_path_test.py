@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -26,8 +25,6 @@ from typing import Any
 import pytest
 import yaml
 from conftest import ROOT
-
-sys.path.insert(0, str(ROOT / "scripts" / "e2e"))
 from e2e_claude_code_test import (
     PLUGIN_ID,
     ClaudeUser,
@@ -39,7 +36,6 @@ from e2e_claude_code_test import (
     resume_block,
     stamped,
 )
-from e2e_env import NODE_BIN, in_ci, missing_client_reason
 from fake_anthropic import (
     Block,
     FakeAnthropic,
@@ -69,22 +65,6 @@ NOTE_TEXT = "Option B: keep \\n literal, and $HOME unexpanded \u2014 \u00bfok?"
 GOTCHA = 'the provider\'s "burst" limit is 10/s; {batch} via `queue.put()` in $HOME \u2014 \u00e9'
 DECISION = "store C:\\exports\\dunning paths as given, don't normalise them (DEC-031)"
 CONTINUED = ["retry with the same idempotency key,", "even after a 'timeout' \u2192 \u65e5\u672c"]
-
-
-@pytest.fixture(scope="module")
-def claude_bin() -> Path:
-    reason = missing_client_reason("claude")
-    if reason is not None:
-        if in_ci():
-            pytest.fail(reason)
-        pytest.skip(reason)
-    return NODE_BIN / "claude"
-
-
-@pytest.fixture(scope="module")
-def api() -> Iterator[FakeAnthropic]:
-    with FakeAnthropic() as server:
-        yield server
 
 
 @pytest.fixture(autouse=True)

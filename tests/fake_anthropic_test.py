@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import json
-import sys
 import urllib.request
 from typing import Any
 
 import pytest
-from conftest import ROOT
-
-sys.path.insert(0, str(ROOT / "scripts" / "e2e"))
 from fake_anthropic import (
     FakeAnthropic,
     ScriptedModel,
