@@ -17,9 +17,9 @@ def _snapshot(folder: Path, name: str, updated: str) -> None:
     )
 
 
-def test_hook_output_finds_the_project_from_the_hook_cwd(tmp_path: Path) -> None:
+def test_resume_block_finds_the_project_from_the_hook_cwd(tmp_path: Path) -> None:
     _snapshot(tmp_path / "memory", "2026-05-01-10-00-p.md", "2026-05-04T11:00:00Z")
-    block = mm_resume.hook_output({"cwd": str(tmp_path)}, {}, NOW)
+    block = mm_resume.resume({"cwd": str(tmp_path)}, {}, NOW).block
     assert block == (
         "[session-memory | trust:file]\n"
         "Resuming `p` (last touched 1 hour ago, status: in-progress at CP-S1)\n\n"
@@ -28,21 +28,21 @@ def test_hook_output_finds_the_project_from_the_hook_cwd(tmp_path: Path) -> None
     )
     # $CLAUDE_PROJECT_DIR wins over the hook's cwd.
     assert (
-        mm_resume.hook_output({"cwd": str(tmp_path)}, {"CLAUDE_PROJECT_DIR": "/nonexistent"}, NOW)
+        mm_resume.resume({"cwd": str(tmp_path)}, {"CLAUDE_PROJECT_DIR": "/nonexistent"}, NOW).block
         == ""
     )
 
 
 @pytest.mark.parametrize("payload", [None, [], "x", 3, {"cwd": 5}, {"cwd": None}])
-def test_hook_output_tolerates_any_payload(
+def test_resume_block_tolerates_any_payload(
     payload: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
     _snapshot(tmp_path / "memory", "2026-05-01-10-00-p.md", "2026-05-04T11:00:00Z")
-    assert mm_resume.hook_output(payload, {}, NOW).startswith("[session-memory | trust:file]\n")
+    assert mm_resume.resume(payload, {}, NOW).block.startswith("[session-memory | trust:file]\n")
 
 
-def test_hook_output_ranks_projects_by_last_touched_and_lists_outside_labels(
+def test_resume_block_ranks_projects_by_last_touched_and_lists_outside_labels(
     tmp_path: Path,
 ) -> None:
     memory = tmp_path / "shared-memory"
@@ -53,7 +53,7 @@ def test_hook_output_ranks_projects_by_last_touched_and_lists_outside_labels(
         "CLAUDE_PROJECT_DIR": str(tmp_path / "project"),
         "CLAUDE_PLUGIN_OPTION_MEMORY_DIR": str(memory),
     }
-    block = mm_resume.hook_output({}, env, NOW)
+    block = mm_resume.resume({}, env, NOW).block
     assert block.split("\n")[1:4] == [
         f"Session memory of 2 projects in {memory}:",
         "- Resuming `touched-later` (last touched 2 hours ago, status: in-progress at CP-S1)",

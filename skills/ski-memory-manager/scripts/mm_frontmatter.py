@@ -86,7 +86,8 @@ def snapshot_loader(yaml: Any) -> Any:
     return _LOADER
 
 
-def _one_line(exc: BaseException) -> str:
+def error_line(exc: BaseException) -> str:
+    """An exception's first line, cut short, for a one-line message."""
     text = str(exc).strip().split("\n", 1)[0]
     return text[:200] or type(exc).__name__
 
@@ -103,7 +104,7 @@ def loads(text: str, max_yaml_bytes: int | None = None) -> tuple[dict[str, Any],
         # The reader checks for unprintable characters as the loader is made: inside the try.
         loader = snapshot_loader(yaml)(yaml_text)
     except yaml.YAMLError as exc:
-        raise FrontMatterError(f"invalid YAML in front matter: {_one_line(exc)}") from None
+        raise FrontMatterError(f"invalid YAML in front matter: {error_line(exc)}") from None
     try:
         data = loader.get_single_data()
     except FrontMatterError:
@@ -118,7 +119,7 @@ def loads(text: str, max_yaml_bytes: int | None = None) -> tuple[dict[str, Any],
     except Exception as exc:
         # A value PyYAML resolves but cannot build: 2026-02-30, 25:00:00, an offset of +99:00,
         # an integer of more than 4300 digits, an empty `!!int` (IndexError).
-        raise FrontMatterError(f"invalid value in front matter: {_one_line(exc)}") from None
+        raise FrontMatterError(f"invalid value in front matter: {error_line(exc)}") from None
     finally:
         loader.dispose()
     if data is None:

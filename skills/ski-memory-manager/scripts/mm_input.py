@@ -64,8 +64,7 @@ def parse_yaml_fields(text: str) -> dict[str, Any]:
     except RecursionError:
         raise CommandError("--yaml: invalid YAML: nested too deeply") from None
     except Exception as exc:  # a value PyYAML resolves but cannot build, e.g. 2026-02-30
-        detail = str(exc).strip().split("\n", 1)[0][:200] or type(exc).__name__
-        raise CommandError(f"--yaml: invalid value: {detail}") from None
+        raise CommandError(f"--yaml: invalid value: {mm_frontmatter.error_line(exc)}") from None
     finally:
         loader.dispose()
     if not isinstance(data, dict):

@@ -48,7 +48,7 @@ def list_snapshots(args: argparse.Namespace) -> int:
             rows.append(
                 mm_render.Row(
                     project,
-                    name[: mm_store.STAMP_LEN],
+                    name[: mm_snapshot.STAMP_LEN],
                     str(memory_dir / name),
                     found.snapshot if found is not None else None,
                 )
@@ -62,7 +62,7 @@ def list_snapshots(args: argparse.Namespace) -> int:
             rows.append(
                 mm_render.Row(
                     name,
-                    found.name[: mm_store.STAMP_LEN],
+                    found.name[: mm_snapshot.STAMP_LEN],
                     str(memory_dir / found.name),
                     found.snapshot,
                 )

@@ -50,7 +50,7 @@ def load_last(args: argparse.Namespace) -> int:
             mm_cli.say(f"warning: no readable snapshot for project '{project}' ({skipped} skipped)")
         return _no_memory(args.format, project)
     if args.format == "json":
-        session = found.name[: mm_store.STAMP_LEN]
+        session = found.name[: mm_snapshot.STAMP_LEN]
         fields = mm_render.row_fields(
             mm_render.Row(project, session, str(memory_dir / found.name), found.snapshot), now
         )

@@ -75,7 +75,7 @@ def resume_line(project: str, snapshot: mm_snapshot.Snapshot, session: str, now:
 
 def load_last_block(project: str, found: Found, now: datetime) -> str:
     """Stamp, resume line, a blank line, then the snapshot file's content (made safe)."""
-    session = found.name[: len("YYYY-MM-DD-HH-MM")]
+    session = found.name[: mm_snapshot.STAMP_LEN]
     content = memory_text.clean(found.text)
     if not content.endswith("\n"):
         content += "\n"
@@ -180,7 +180,7 @@ def hook_block(
     label = one_line(memory_label, 200)
     lines = [STAMP, f"Session memory of {len(found) + more} projects in {label}:"]
     for project, item in found:
-        session = item.name[: len("YYYY-MM-DD-HH-MM")]
+        session = item.name[: mm_snapshot.STAMP_LEN]
         lines.append(f"- {resume_line(project, item.snapshot, session, now)}")
     if more:
         lines.append(f"- \u2026 and {more} more")

@@ -13,12 +13,8 @@ from typing import Any, NamedTuple
 import memory_io
 import mm_cli
 import mm_render
+import mm_snapshot
 import mm_store
-
-
-def hook_output(payload: object, env: Mapping[str, str], now: datetime) -> str:
-    """The SessionStart block for the project the hook runs in ('' when there is nothing)."""
-    return resume(payload, env, now).block
 
 
 class Resume(NamedTuple):
@@ -60,7 +56,7 @@ def resume(payload: object, env: Mapping[str, str], now: datetime) -> Resume:
         return Resume("", "", str(memory_dir), files, [], complete)
     found.sort(
         key=lambda pair: mm_render.touched_key(
-            mm_render.Row(pair[0], pair[1].name[: mm_store.STAMP_LEN], "", pair[1].snapshot)
+            mm_render.Row(pair[0], pair[1].name[: mm_snapshot.STAMP_LEN], "", pair[1].snapshot)
         ),
         reverse=True,
     )
@@ -72,7 +68,7 @@ def resume(payload: object, env: Mapping[str, str], now: datetime) -> Resume:
     touched = [
         moment
         for _, item in found
-        if (moment := mm_render.touched_at(item.snapshot, item.name[: mm_store.STAMP_LEN]))
+        if (moment := mm_render.touched_at(item.snapshot, item.name[: mm_snapshot.STAMP_LEN]))
     ]
     return Resume(
         mm_render.hook_block(found, label, more, now),

@@ -31,9 +31,15 @@ FRONT_MATTER_KEYS = (
     "updated_at",
 )
 SECTIONS = ("Session summary", "Steps completed", "Active state", "Key decisions")
-PROJECT_FORM = "1-64 characters of letters, digits, '.', '_' or '-', not starting with '.'"
+# A snapshot is filed as {session timestamp}-{project}.md.
+STAMP_LEN = len("YYYY-MM-DD-HH-MM")
+MAX_PROJECT_CHARS = 64
+PROJECT_PATTERN = rf"[A-Za-z0-9_-][A-Za-z0-9._-]{{0,{MAX_PROJECT_CHARS - 1}}}"
+PROJECT_FORM = (
+    f"1-{MAX_PROJECT_CHARS} characters of letters, digits, '.', '_' or '-', not starting with '.'"
+)
 
-_PROJECT = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}")
+_PROJECT = re.compile(PROJECT_PATTERN)
 _STEP_ITEM = re.compile(r"- ([A-Za-z0-9][A-Za-z0-9._-]{0,95}):(?: (.*))?")
 _ESCAPED_HEADING = re.compile(r"(\\*)## (?:" + "|".join(SECTIONS) + r")")
 
@@ -72,7 +78,7 @@ class Snapshot(NamedTuple):
     extra: Mapping[str, Any] = {}  # front matter keys this format does not own, kept as they are
 
 
-def got(value: object) -> str:
+def quoted_value(value: object) -> str:
     """A value quoted for an error message, cut short."""
     shown = repr(value)
     return shown if len(shown) <= 60 else shown[:57] + "..."
@@ -107,14 +113,14 @@ def validate_project_name(value: object) -> str:
     if not isinstance(value, str):
         raise InvalidField(f"project_name must be a string (got {json_type(value)})")
     if not is_project_name(value):
-        raise InvalidField(f"project_name must be {PROJECT_FORM} (got {got(value)})")
+        raise InvalidField(f"project_name must be {PROJECT_FORM} (got {quoted_value(value)})")
     return value
 
 
 def session_datetime(stamp: str) -> datetime | None:
     """`YYYY-MM-DD-HH-MM` as an aware UTC datetime, or None if it is not a real date-time."""
     if (
-        len(stamp) != 16
+        len(stamp) != STAMP_LEN
         or stamp[4] != "-"
         or stamp[7] != "-"
         or stamp[10] != "-"
@@ -340,7 +346,7 @@ def _list_items(title: str, lines: list[str], keyed: bool) -> list[tuple[str, st
         else:
             form = "'- S0: text'" if keyed else "'- text'"
             raise SnapshotError(
-                f"'## {title}' line {number} is not a list item {form}: {got(line)}"
+                f"'## {title}' line {number} is not a list item {form}: {quoted_value(line)}"
             )
         blanks = 0
     return [(key, "\n".join(text).rstrip("\n")) for key, text in items]

@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import stat
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -22,7 +21,6 @@ from mm_errors import ManagerError
 # Without fcntl (Windows) saves are still atomic, but not serialised (see references/).
 HAVE_FLOCK = memory_io.HAVE_FLOCK
 SUFFIX = ".md"
-STAMP_LEN = 16  # YYYY-MM-DD-HH-MM
 LOCK_NAME = ".ski-memory.lock"
 TEMP_MARK = memory_io.TEMP_MARK
 MAX_SNAPSHOT_BYTES = 256 * 1024  # snapshots are 1-2 KB; anything this big is not one
@@ -38,11 +36,9 @@ HOOK_SECONDS = 1.5
 HOOK_WARNINGS = 5
 _NAME = re.compile(
     r"([0-9]{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12][0-9]|3[01])-(?:[01][0-9]|2[0-3])-[0-5][0-9])"
-    r"-([A-Za-z0-9_-][A-Za-z0-9._-]{0,63})\.md"
+    rf"-({mm_snapshot.PROJECT_PATTERN})\.md"
 )
-_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO named like a snapshot must not hang us
-_O_BINARY = getattr(os, "O_BINARY", 0)
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # without it (Windows) a link cannot be told apart
 
 
 class StoreError(ManagerError):
@@ -74,15 +70,15 @@ def newest_first(names: Iterable[str], project: str) -> Iterator[str]:
     Hot path of load-last over huge directories: a length test and `endswith` per name, then
     `max`; names are sorted only if the newest turns out unreadable."""
     suffix = f"-{project}{SUFFIX}"
-    size = STAMP_LEN + len(suffix)
+    size = mm_snapshot.STAMP_LEN + len(suffix)
     matches = [name for name in names if len(name) == size and name.endswith(suffix)]
     if not matches:
         return
     best = max(matches)
-    if mm_snapshot.session_datetime(best[:STAMP_LEN]) is not None:
+    if mm_snapshot.session_datetime(best[: mm_snapshot.STAMP_LEN]) is not None:
         yield best
     for name in sorted(matches, reverse=True):
-        if name != best and mm_snapshot.session_datetime(name[:STAMP_LEN]) is not None:
+        if name != best and mm_snapshot.session_datetime(name[: mm_snapshot.STAMP_LEN]) is not None:
             yield name
 
 
@@ -119,21 +115,14 @@ def read_text(path: Path) -> str:
     """A snapshot's text. Symbolic links are refused (a snapshot must not pull in a file from
     elsewhere); so are files over MAX_SNAPSHOT_BYTES and text that is not UTF-8."""
     try:
-        fd = os.open(path, os.O_RDONLY | _O_NOFOLLOW | _O_NONBLOCK | _O_BINARY)
+        data, _ = memory_io.read_regular(path, MAX_SNAPSHOT_BYTES, follow=False)
+    except (IsADirectoryError, memory_io.NotRegularFile):
+        raise StoreError("not a regular file") from None
     except OSError as exc:
         if _O_NOFOLLOW and os.path.islink(path):
             raise StoreError("it is a symbolic link") from None
         raise StoreError(exc.strerror or str(exc)) from None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise StoreError("not a regular file")
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read(MAX_SNAPSHOT_BYTES + 1)
-    except OSError as exc:
-        raise StoreError(exc.strerror or str(exc)) from None
-    finally:
-        os.close(fd)
-    if len(data) > MAX_SNAPSHOT_BYTES:
+    if data is None:
         raise StoreError(f"larger than {MAX_SNAPSHOT_BYTES // 1024} KiB")
     try:
         return data.decode("utf-8")

@@ -15,9 +15,9 @@ from mm_snapshot import (
     Decision,
     InvalidField,
     Snapshot,
-    got,
     iso_utc,
     json_type,
+    quoted_value,
     session_datetime,
     step_order,
     validate_project_name,
@@ -51,8 +51,11 @@ COMPUTED_FIELDS = ("last_session_at", "updated_at")
 
 _ID = re.compile(rf"[A-Za-z0-9][A-Za-z0-9._-]{{0,{MAX_ID_CHARS - 1}}}")
 # A caller's own fields (beyond INPUT_FIELDS): a lower-case name, a scalar or a list of them.
-_EXTRA_NAME = re.compile(r"[a-z][a-z0-9_-]{0,39}")
-EXTRA_NAME_FORM = "a lower-case name of letters, digits, '_' or '-', at most 40 characters"
+MAX_EXTRA_NAME_CHARS = 40
+_EXTRA_NAME = re.compile(rf"[a-z][a-z0-9_-]{{0,{MAX_EXTRA_NAME_CHARS - 1}}}")
+EXTRA_NAME_FORM = (
+    f"a lower-case name of letters, digits, '_' or '-', at most {MAX_EXTRA_NAME_CHARS} characters"
+)
 MAX_EXTRA_FIELDS = 20
 MAX_EXTRA_TEXT = 1000
 MAX_EXTRA_ITEMS = 50
@@ -101,14 +104,16 @@ def _string(name: str, value: object) -> str:
 def _identifier(name: str, value: object) -> str:
     text = _string(name, value)
     if _ID.fullmatch(text) is None:
-        raise InvalidField(f"{name} must be {ID_FORM} (got {got(text)})")
+        raise InvalidField(f"{name} must be {ID_FORM} (got {quoted_value(text)})")
     return text
 
 
 def _choice(name: str, value: object, allowed: Sequence[str]) -> str:
     text = _string(name, value)
     if text not in allowed:
-        raise InvalidField(f"{name} must be one of: {', '.join(allowed)} (got {got(text)})")
+        raise InvalidField(
+            f"{name} must be one of: {', '.join(allowed)} (got {quoted_value(text)})"
+        )
     return text
 
 
@@ -122,7 +127,9 @@ def _project_name(value: object) -> str:
 def validate_session_timestamp(value: object) -> str:
     stamp = _string("session_timestamp", value)
     if session_datetime(stamp) is None:
-        raise InvalidField(f"session_timestamp must be {TIMESTAMP_FORM} (got {got(stamp)})")
+        raise InvalidField(
+            f"session_timestamp must be {TIMESTAMP_FORM} (got {quoted_value(stamp)})"
+        )
     return stamp
 
 
@@ -135,7 +142,8 @@ def _decision(name: str, value: object) -> Decision:
     unknown = [key for key in value if key not in ("option", "note", "regenerated_count")]
     if unknown:
         raise InvalidField(
-            f"{name} has unknown key {got(unknown[0])}; accepted: option, note, regenerated_count"
+            f"{name} has unknown key {quoted_value(unknown[0])}; "
+            "accepted: option, note, regenerated_count"
         )
     if value.get("option") is None:
         raise InvalidField(f"{name}.option is required: one of {', '.join(OPTIONS)}")
@@ -146,7 +154,7 @@ def _decision(name: str, value: object) -> Decision:
     count = value.get("regenerated_count")
     if count is not None and (isinstance(count, bool) or not isinstance(count, int) or count < 0):
         raise InvalidField(
-            f"{name}.regenerated_count must be a whole number >= 0 (got {got(count)})"
+            f"{name}.regenerated_count must be a whole number >= 0 (got {quoted_value(count)})"
         )
     return Decision(option, note, count)
 
@@ -198,13 +206,16 @@ def extra_fields(data: Mapping[str, object]) -> dict[str, Any]:
         meant = typo_of(str(key))
         # An own field may not take the name of a key the manager writes itself.
         if meant is not None or str(key) in FRONT_MATTER_KEYS:
-            hint = f"did you mean {got(meant)}?" if meant else "the memory manager writes it;"
+            hint = (
+                f"did you mean {quoted_value(meant)}?" if meant else "the memory manager writes it;"
+            )
             raise InvalidField(
-                f"unknown input field {got(key)}; {hint} accepted: {', '.join(INPUT_FIELDS)}"
+                f"unknown input field {quoted_value(key)}; {hint} "
+                f"accepted: {', '.join(INPUT_FIELDS)}"
             )
         if not isinstance(key, str) or _EXTRA_NAME.fullmatch(key) is None:
             raise InvalidField(
-                f"unknown input field {got(key)}: an own field needs {EXTRA_NAME_FORM}; "
+                f"unknown input field {quoted_value(key)}: an own field needs {EXTRA_NAME_FORM}; "
                 f"accepted: {', '.join(INPUT_FIELDS)}"
             )
         if isinstance(value, list):
