@@ -76,7 +76,11 @@ def hook_output() -> str:
 
 
 class _JsonContext:
-    # What the standard json package's C scanner reads from its decoder.
+    # What the standard json package's C scanner reads from its decoder. The package itself would
+    # cost the hook far more than the scanner: `import json` (json.decoder,
+    # json.scanner, json.encoder, and `re` where nothing loaded it yet) measured 3.3-7.7 ms
+    # cumulative with -X importtime, against 0.4 ms for `_json`: 5-11 % of `python3 -c pass` on
+    # the same machine (about 70 ms of CPU), most of what the hook may cost beyond that floor.
     strict = True
     object_hook = None
     object_pairs_hook = None
