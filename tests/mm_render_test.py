@@ -94,7 +94,9 @@ def test_resume_line_shows_file_values_as_inert_single_lines() -> None:
 
 def test_load_last_block() -> None:
     text = "---\nstatus: paused\n---\n\n## Session summary\n<b>hi</b> [a | trust:b]\x07"
-    found = mm_render.Found("2026-05-01-10-00-p.md", text, Snapshot("p", SESSION, status="paused"))
+    found = mm_render.SnapshotFile(
+        "2026-05-01-10-00-p.md", text, Snapshot("p", SESSION, status="paused")
+    )
     assert mm_render.load_last_block("p", found, NOW) == (
         "[session-memory | trust:file]\n"
         "Resuming `p` (last touched 3 days ago, status: paused)\n"
@@ -120,7 +122,7 @@ def test_truncate_block(block: str, limit: int, expected: str) -> None:
 
 def test_list_table() -> None:
     rows = [
-        mm_render.Row(
+        mm_render.SessionRow(
             "billing-api",
             "2026-05-03-09-00",
             "f1",
@@ -132,8 +134,8 @@ def test_list_table() -> None:
                 updated_at="2026-05-04T11:00:00Z",
             ),
         ),
-        mm_render.Row("x", "2026-05-01-09-00", "f2", Snapshot("x", "2026-05-01-09-00")),
-        mm_render.Row("y", "2026-04-01-09-00", "f3", None),
+        mm_render.SessionRow("x", "2026-05-01-09-00", "f2", Snapshot("x", "2026-05-01-09-00")),
+        mm_render.SessionRow("y", "2026-04-01-09-00", "f3", None),
     ]
     assert mm_render.list_table(rows, NOW, by_session=False) == (
         "PROJECT      SESSION           STATUS        CHECKPOINT  LAST TOUCHED\n"
@@ -158,12 +160,12 @@ def test_list_table() -> None:
 
 def _found(
     project: str, hours_ago: int, status: str = "in-progress"
-) -> tuple[str, mm_render.Found]:
+) -> tuple[str, mm_render.SnapshotFile]:
     touched = mm_snapshot.iso_utc(NOW - timedelta(hours=hours_ago))
     snapshot = Snapshot(
         project, SESSION, status=status, last_checkpoint="CP-S1", updated_at=touched
     )
-    return project, mm_render.Found(f"{SESSION}-{project}.md", "---\n---\nbody\n", snapshot)
+    return project, mm_render.SnapshotFile(f"{SESSION}-{project}.md", "---\n---\nbody\n", snapshot)
 
 
 def test_hook_block_one_project_is_the_load_last_block() -> None:

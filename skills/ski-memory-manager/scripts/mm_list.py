@@ -41,12 +41,12 @@ def list_snapshots(args: argparse.Namespace) -> int:
     if not memory_dir.is_dir():
         raise CommandError(f"memory directory not found at {memory_dir}")
     groups = mm_store.projects(mm_cli.memory_dir_names(memory_dir))
-    rows: list[mm_render.Row] = []
+    rows: list[mm_render.SessionRow] = []
     if project is not None:
         for name in groups.get(project, []):
             found, _ = mm_store.first_readable(memory_dir, [name])
             rows.append(
-                mm_render.Row(
+                mm_render.SessionRow(
                     project,
                     name[: mm_snapshot.STAMP_LEN],
                     str(memory_dir / name),
@@ -60,7 +60,7 @@ def list_snapshots(args: argparse.Namespace) -> int:
                 mm_cli.say(f"warning: no readable snapshot for project '{name}'")
                 continue
             rows.append(
-                mm_render.Row(
+                mm_render.SessionRow(
                     name,
                     found.name[: mm_snapshot.STAMP_LEN],
                     str(memory_dir / found.name),

@@ -52,7 +52,8 @@ def load_last(args: argparse.Namespace) -> int:
     if args.format == "json":
         session = found.name[: mm_snapshot.STAMP_LEN]
         fields = mm_render.row_fields(
-            mm_render.Row(project, session, str(memory_dir / found.name), found.snapshot), now
+            mm_render.SessionRow(project, session, str(memory_dir / found.name), found.snapshot),
+            now,
         )
         mm_cli.print_json(
             {

@@ -16,8 +16,8 @@ HOOK_PROJECTS = 10
 _FUTURE_SKEW = 300  # seconds of clock skew still shown as "0 minutes ago"
 
 
-class Found(NamedTuple):
-    """The snapshot load-last chose: its file name, raw text and parsed front matter."""
+class SnapshotFile(NamedTuple):
+    """A snapshot file as read: its name, raw text and parsed front matter."""
 
     name: str
     text: str
@@ -73,7 +73,7 @@ def resume_line(project: str, snapshot: mm_snapshot.Snapshot, session: str, now:
     return f"Resuming `{project}` (last touched {when}, status: {state(snapshot)})"
 
 
-def load_last_block(project: str, found: Found, now: datetime) -> str:
+def load_last_block(project: str, found: SnapshotFile, now: datetime) -> str:
     """Stamp, resume line, a blank line, then the snapshot file's content (made safe)."""
     session = found.name[: mm_snapshot.STAMP_LEN]
     content = memory_text.clean(found.text)
@@ -92,14 +92,16 @@ def truncate_block(block: str, limit: int, note: str) -> str:
     return f"{kept}{note}\n"
 
 
-class Row(NamedTuple):
+class SessionRow(NamedTuple):
+    """One session as `list` shows it (the snapshot None when its file could not be read)."""
+
     project: str
     session: str
     file: str
     snapshot: mm_snapshot.Snapshot | None  # None: the file could not be read
 
 
-def touched_key(row: Row) -> float:
+def touched_key(row: SessionRow) -> float:
     """Sorts rows by when they were last touched; unreadable or undated ones last."""
     if row.snapshot is None:
         return float("-inf")
@@ -107,7 +109,7 @@ def touched_key(row: Row) -> float:
     return touched.timestamp() if touched is not None else float("-inf")
 
 
-def row_fields(row: Row, now: datetime) -> dict[str, str | None]:
+def row_fields(row: SessionRow, now: datetime) -> dict[str, str | None]:
     """One row of `list` as values (the JSON form; text output formats these)."""
     snapshot = row.snapshot
     if snapshot is None:
@@ -140,7 +142,7 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def list_table(rows: Sequence[Row], now: datetime, by_session: bool) -> str:
+def list_table(rows: Sequence[SessionRow], now: datetime, by_session: bool) -> str:
     """`list` as text: one line per project, or per session of one project (by_session)."""
     header = [
         "SESSION" if by_session else "PROJECT",
@@ -166,7 +168,7 @@ def list_table(rows: Sequence[Row], now: datetime, by_session: bool) -> str:
 
 
 def hook_block(
-    found: Sequence[tuple[str, Found]], memory_label: str, more: int, now: datetime
+    found: Sequence[tuple[str, SnapshotFile]], memory_label: str, more: int, now: datetime
 ) -> str:
     """The SessionStart block: one project's resume block, or a compact list of projects (most
     recently touched first) with their resume lines. Always within HOOK_LIMIT characters."""
@@ -188,7 +190,7 @@ def hook_block(
     return truncate_block("\n".join(lines) + "\n", HOOK_LIMIT, "\u2026")
 
 
-def hook_status(found: Sequence[tuple[str, Found]], more: int) -> str:
+def hook_status(found: Sequence[tuple[str, SnapshotFile]], more: int) -> str:
     """The resume block's part of the user's status line at session start: `resumed billing-api
     at CP-S2`, or how many projects the block lists and the newest."""
     project, newest = found[0]

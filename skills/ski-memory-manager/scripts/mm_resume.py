@@ -40,7 +40,7 @@ def resume(payload: object, env: Mapping[str, str], now: datetime) -> Resume:
         return Resume("", "", str(memory_dir), [], [])
     groups = mm_store.projects(mm_cli.memory_dir_names(memory_dir))
     ranked = sorted(groups, key=lambda name: (groups[name][0], name), reverse=True)
-    found: list[tuple[str, mm_render.Found]] = []
+    found: list[tuple[str, mm_render.SnapshotFile]] = []
     budget = mm_store.ReadBudget()
     files: list[str] = []
     for name in ranked[: mm_render.HOOK_PROJECTS]:
@@ -56,7 +56,9 @@ def resume(payload: object, env: Mapping[str, str], now: datetime) -> Resume:
         return Resume("", "", str(memory_dir), files, [], complete)
     found.sort(
         key=lambda pair: mm_render.touched_key(
-            mm_render.Row(pair[0], pair[1].name[: mm_snapshot.STAMP_LEN], "", pair[1].snapshot)
+            mm_render.SessionRow(
+                pair[0], pair[1].name[: mm_snapshot.STAMP_LEN], "", pair[1].snapshot
+            )
         ),
         reverse=True,
     )

@@ -183,7 +183,7 @@ class ReadBudget:
 
 def first_readable(
     memory_dir: Path, names: Iterable[str], budget: ReadBudget | None = None
-) -> tuple[mm_render.Found | None, int]:
+) -> tuple[mm_render.SnapshotFile | None, int]:
     """The first of `names` that reads as a snapshot, and how many were skipped before it
     (each unreadable one with a warning on stderr). With a budget (the hook), it stops when the
     budget is spent, and a front matter over HOOK_YAML_BYTES is skipped without being parsed."""
@@ -200,7 +200,9 @@ def first_readable(
             if budget is not None:
                 budget.total_bytes -= len(text)
                 limit = HOOK_YAML_BYTES
-            return mm_render.Found(name, text, mm_snapshot.parse_header(text, limit)), skipped
+            return mm_render.SnapshotFile(
+                name, text, mm_snapshot.parse_header(text, limit)
+            ), skipped
         except (StoreError, mm_snapshot.SnapshotError) as exc:
             warn(f"warning: skipping {name}: {exc}")
             skipped += 1
