@@ -21,7 +21,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
     from pathlib import Path
-    from typing import Union
+    from typing import TextIO, Union
 
     PathArg = Union[str, "os.PathLike[str]"]
 
@@ -405,6 +405,19 @@ def set_git_config(root: "PathArg", key: str, value: str) -> "str | None":
         if code != 0:
             raise MemoryIOError(f"git config --local {key} failed in {os.fspath(root)}")
     return previous
+
+
+def set_merge_driver(root: "PathArg", driver: str, name: str, command: str, out: "TextIO") -> None:
+    """Define merge driver `driver` (its name and the command git runs) in the repository's own
+    config, writing one line to `out` per setting: set, already set, or updated."""
+    for key, value in ((f"merge.{driver}.name", name), (f"merge.{driver}.driver", command)):
+        previous = set_git_config(root, key, value)
+        if previous == value:
+            out.write(f"git config --local {key}: already set\n")
+        elif previous is None:
+            out.write(f"git config --local {key}: set\n")
+        else:
+            out.write(f"git config --local {key}: updated (it named another copy)\n")
 
 
 # --- doctor reports (both skills' `doctor`) ----------------------------------------------------

@@ -88,18 +88,8 @@ def cmd_git_setup(args: argparse.Namespace) -> int:
     for line in lines:
         verb = "added" if line in added else "already has"
         out.write(f"{memory_io.ATTRIBUTES}: {verb} {line}\n")
-    settings = (
-        (f"merge.{DRIVER}.name", DRIVER_NAME),
-        (f"merge.{DRIVER}.driver", driver_command(sys.executable, SCRIPT)),
-    )
-    for key, value in settings:
-        previous = memory_io.set_git_config(root, key, value)
-        if previous == value:
-            out.write(f"git config --local {key}: already set\n")
-        elif previous is None:
-            out.write(f"git config --local {key}: set\n")
-        else:
-            out.write(f"git config --local {key}: updated (it named another copy)\n")
+    command = driver_command(sys.executable, SCRIPT)
+    memory_io.set_merge_driver(root, DRIVER, DRIVER_NAME, command, out)
     return 0
 
 

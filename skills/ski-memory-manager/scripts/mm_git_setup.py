@@ -65,15 +65,6 @@ def git_setup(args: argparse.Namespace) -> int:
     added = memory_io.add_attributes(root, COMMENT, [line])
     out = sys.stdout
     out.write(f"{memory_io.ATTRIBUTES}: {'added' if added else 'already has'} {line}\n")
-    for key, value in (
-        (f"merge.{DRIVER}.name", DRIVER_NAME),
-        (f"merge.{DRIVER}.driver", driver_command(sys.executable, SCRIPT)),
-    ):
-        previous = memory_io.set_git_config(root, key, value)
-        if previous == value:
-            out.write(f"git config --local {key}: already set\n")
-        elif previous is None:
-            out.write(f"git config --local {key}: set\n")
-        else:
-            out.write(f"git config --local {key}: updated (it named another copy)\n")
+    command = driver_command(sys.executable, SCRIPT)
+    memory_io.set_merge_driver(root, DRIVER, DRIVER_NAME, command, out)
     return 0
