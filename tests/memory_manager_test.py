@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,8 +19,22 @@ import mm_store
 import pytest
 import yaml
 from conftest import MANAGER_DIR, ROOT
+from hypothesis import given
+from hypothesis import strategies as st
 from mm_update_test import INVALID
-from support import Result, clean_env, run_command
+from support import (
+    SESSION_STAMP,
+    SNAP_HEAD,
+    SNAPSHOT_FRAGMENTS,
+    Result,
+    block_problems,
+    call_main,
+    clean_env,
+    fuzz_doc,
+    fuzz_env,
+    output_problems,
+    run_command,
+)
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 SCRIPT = MANAGER_DIR / "memory_manager.py"
@@ -1263,3 +1278,40 @@ def test_without_flock_saves_still_work(
 
 def iter_written(root: Path) -> Iterator[Path]:
     yield from (p for p in root.rglob("*") if p.is_file())
+
+
+# Fuzzing load-last: any snapshot content, every invariant of the emitted block.
+
+
+def test_manager_load_last_any_file(monkeypatch: Any) -> None:
+    mm = memory_manager
+    with tempfile.TemporaryDirectory() as tmp:
+        fuzz_env(monkeypatch, tmp)
+        memory = Path(tmp) / "memory"
+        memory.mkdir()
+        target = memory / "2026-01-01-10-00-proj.md"
+
+        @given(
+            st.one_of(
+                fuzz_doc(SNAPSHOT_FRAGMENTS, SNAP_HEAD).map(
+                    lambda s: s.encode("utf-8", "surrogatepass")
+                ),
+                st.binary(max_size=2000),
+            )
+        )
+        def prop(data: bytes) -> None:
+            target.write_bytes(data)
+            res = call_main(
+                mm, ["load-last", "--memory-dir", str(memory), "--project-name", "proj"]
+            )
+            assert "Traceback" not in res.err
+            assert res.code == 0, res.err
+            if res.out.startswith(SESSION_STAMP):
+                assert not block_problems(res.out, SESSION_STAMP, check_lines=False)
+            else:
+                assert res.out == "No previous memory found for project 'proj'\n", res.out[:300]
+                assert res.err.strip(), "skipped without a warning"
+            lst = call_main(mm, ["list", "--memory-dir", str(memory)])
+            assert lst.code == 0 and not output_problems(lst.out), lst
+
+        prop()

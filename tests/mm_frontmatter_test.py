@@ -7,6 +7,7 @@ import pytest
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
+from support import SNAP_HEAD, SNAPSHOT_FRAGMENTS, fuzz_doc
 
 
 def test_dumps_fences_the_yaml_and_keeps_the_body_byte_for_byte() -> None:
@@ -198,3 +199,16 @@ def test_round_trip(meta: dict[str, Any], body: str) -> None:
 def test_dumps_uses_the_safe_dumper_only() -> None:
     with pytest.raises(yaml.representer.RepresenterError):
         mm_frontmatter.dumps({"a": object()}, "")
+
+
+# Fuzzing: any document, well formed or not.
+
+
+@given(st.one_of(fuzz_doc(SNAPSHOT_FRAGMENTS, SNAP_HEAD), st.text()))
+def test_front_matter_loads_raises_only_its_error(text: str) -> None:
+    fm = mm_frontmatter
+    try:
+        meta, body = fm.loads(text)
+    except fm.FrontMatterError:
+        return
+    assert isinstance(meta, dict) and isinstance(body, str)

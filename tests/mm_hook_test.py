@@ -16,6 +16,16 @@ import pytest
 from conftest import LOADER_DIR, MANAGER_DIR
 from hypothesis import given
 from hypothesis import strategies as st
+from support import (
+    CORPUS,
+    MANAGER,
+    MANAGER_HOOK_LIMIT,
+    SESSION_STAMP,
+    clean_env,
+    hook_fuzz,
+    hook_stdin_samples,
+    run,
+)
 
 SCRIPT = MANAGER_DIR / "memory_manager.py"
 SEED = LOADER_DIR.parent.parent.parent / "tests" / "cases" / "seed-example" / "permanent_memory.md"
@@ -230,3 +240,29 @@ def test_session_start_output_forms() -> None:
     }
     assert mm_hook.session_start_output(resume, ("", "x"), None, True) == resume[0]
     assert mm_hook.session_start_output(("", "a"), ("", "b"), "SessionStart", True) == ""
+
+
+# Fuzzing the hook's stdin: arbitrary JSON and bytes.
+
+
+def test_manager_hook_stdin(monkeypatch: Any) -> None:
+    counts = hook_fuzz(monkeypatch, "memory_manager", MANAGER_HOOK_LIMIT, SESSION_STAMP)
+    print("manager hook fuzz:", counts)
+    assert counts["emitted"] > 0, "no generated payload ever reached the project"
+
+
+def test_manager_hook_stdin_subprocess(tmp_path: Path) -> None:
+    """A few hostile payloads through the real entry point (stdin as Claude Code passes it)."""
+    proj = tmp_path / "proj"
+    (proj / ".claude" / "memory").mkdir(parents=True)
+    (proj / ".claude" / "memory" / "permanent_memory.md").write_bytes(
+        (CORPUS / "permanent" / "seed-example.md").read_bytes()
+    )
+    env = clean_env(tmp_path)
+    for payload in hook_stdin_samples(proj):
+        res = run(MANAGER, ["hook"], env=env, stdin=payload, cwd=tmp_path, timeout=30)
+        assert "Traceback" not in res.err, (MANAGER.name, payload[:30], res.err)
+        assert res.code == 0, (MANAGER.name, payload[:30], res.code)
+        assert len(res.out) <= MANAGER_HOOK_LIMIT
+        assert res.seconds < 5, (MANAGER.name, payload[:30], res.seconds)
+    assert not (tmp_path.parent / "x").exists()

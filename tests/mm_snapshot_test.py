@@ -10,6 +10,7 @@ import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 from mm_snapshot import Decision, Snapshot
+from support import SNAP_HEAD, SNAPSHOT_FRAGMENTS, fuzz_doc
 
 NOW = datetime(2026, 5, 1, 15, 0, tzinfo=timezone.utc)
 
@@ -408,3 +409,14 @@ def test_normalised_text_is_stable(text: str) -> None:
     assert mm_update.normalise_text(once) == once
     assert "\r" not in once and "\t" not in once and "\x00" not in once
     assert not once.startswith("\n") and not once.endswith("\n")
+
+
+# Fuzzing: any document, well formed or not.
+
+
+@given(st.one_of(fuzz_doc(SNAPSHOT_FRAGMENTS, SNAP_HEAD), st.text()))
+def test_parse_snapshot_raises_only_its_error(text: str) -> None:
+    try:
+        mm_snapshot.parse_snapshot(text)
+    except mm_snapshot.SnapshotError as exc:
+        assert "\n" not in str(exc).strip(), "error message is not one line"

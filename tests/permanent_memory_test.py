@@ -8,12 +8,26 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
+from typing import Any
 
 import permanent_memory
 import pm_cache
 import pytest
 from conftest import LOADER_DIR, ROOT
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from support import (
+    EPIC_HEAD,
+    LOADER_FRAGMENTS,
+    LOADER_STAMP,
+    block_problems,
+    call_main,
+    fuzz_doc,
+    fuzz_env,
+    token_count,
+)
 
 SCRIPT = LOADER_DIR / "permanent_memory.py"
 CASES = Path(__file__).resolve().parent / "cases"
@@ -609,3 +623,54 @@ def test_help_lists_the_commands() -> None:
 def test_version_of_the_script_matches_the_package() -> None:
     text = (ROOT / "pyproject.toml").read_text()
     assert f'version = "{pm_cache.__version__}"' in text
+
+
+# Fuzzing main(): any file content, every invariant of the emitted block.
+
+
+def test_loader_main_any_file(monkeypatch: Any) -> None:
+    pm = permanent_memory
+    with tempfile.TemporaryDirectory() as tmp:
+        fuzz_env(monkeypatch, tmp)
+        target = Path(tmp) / "proj" / ".claude" / "memory" / "permanent_memory.md"
+        target.parent.mkdir(parents=True)
+        seen = {"exact": 0, "nonempty": 0}
+
+        @settings(suppress_health_check=[HealthCheck.too_slow])
+        @given(
+            st.one_of(
+                fuzz_doc(LOADER_FRAGMENTS, EPIC_HEAD).map(
+                    lambda s: s.encode("utf-8", "surrogatepass")
+                ),
+                st.binary(max_size=2000),
+            ),
+            st.integers(min_value=40, max_value=400),
+        )
+        def prop(data: bytes, cap: int) -> None:
+            target.write_bytes(data)
+            res = call_main(
+                pm,
+                [
+                    "load",
+                    "--project-dir",
+                    str(target.parents[2]),
+                    "--hard-cap",
+                    str(cap),
+                    "--target",
+                    str(min(cap, 120)),
+                ],
+            )
+            assert "Traceback" not in res.err
+            assert res.code == 0, res.err
+            if not res.out:
+                return
+            seen["nonempty"] += 1
+            problems = block_problems(res.out, LOADER_STAMP)
+            assert not problems, (problems, res.out)
+            tokens, how = token_count(res.out)
+            if how == "cl100k_base":
+                seen["exact"] += 1
+                assert tokens <= cap, (tokens, cap, res.out)
+
+        prop()
+        print("loader main fuzz:", seen)

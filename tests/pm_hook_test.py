@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pm_cache
 import pm_hook
 import pytest
 from pm_render import STAMP
+from support import (
+    CORPUS,
+    HOOK_LIMIT,
+    LOADER,
+    LOADER_STAMP,
+    clean_env,
+    hook_fuzz,
+    hook_stdin_samples,
+    run,
+)
 
 SEED = (
     Path(__file__).resolve().parent / "cases" / "seed-example" / "permanent_memory.md"
@@ -130,3 +141,29 @@ def test_render_and_store_reports_an_unwritable_cache(
     assert capsys.readouterr().err.startswith(
         f"permanent-memory hook: cannot write the cache in {slot.parent}: "
     )
+
+
+# Fuzzing the hook's stdin: arbitrary JSON and bytes.
+
+
+def test_loader_hook_stdin(monkeypatch: Any) -> None:
+    counts = hook_fuzz(monkeypatch, "permanent_memory", HOOK_LIMIT, LOADER_STAMP)
+    print("loader hook fuzz:", counts)
+    assert counts["emitted"] > 0, "no generated payload ever reached the project"
+
+
+def test_loader_hook_stdin_subprocess(tmp_path: Path) -> None:
+    """A few hostile payloads through the real entry point (stdin as Claude Code passes it)."""
+    proj = tmp_path / "proj"
+    (proj / ".claude" / "memory").mkdir(parents=True)
+    (proj / ".claude" / "memory" / "permanent_memory.md").write_bytes(
+        (CORPUS / "permanent" / "seed-example.md").read_bytes()
+    )
+    env = clean_env(tmp_path)
+    for payload in hook_stdin_samples(proj):
+        res = run(LOADER, ["hook"], env=env, stdin=payload, cwd=tmp_path, timeout=30)
+        assert "Traceback" not in res.err, (LOADER.name, payload[:30], res.err)
+        assert res.code == 0, (LOADER.name, payload[:30], res.code)
+        assert len(res.out) <= HOOK_LIMIT
+        assert res.seconds < 5, (LOADER.name, payload[:30], res.seconds)
+    assert not (tmp_path.parent / "x").exists()

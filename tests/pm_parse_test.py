@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from pm_parse import Epic, Subsection, parse_iso_datetime, parse_permanent
+from support import EPIC_HEAD, LOADER_FRAGMENTS, fuzz_doc
 
 CASES = Path(__file__).resolve().parent / "cases"
 UTC = timezone.utc
@@ -499,3 +500,12 @@ def test_doubling_an_adversarial_input_at_most_triples_its_parse_time(shape: str
         if ratios[-1] <= 3:
             break
     assert ratios[-1] <= 3, ratios
+
+
+# Fuzzing: any document, well formed or not.
+
+
+@given(st.one_of(fuzz_doc(LOADER_FRAGMENTS, EPIC_HEAD), st.text()))
+def test_parse_permanent_never_raises(text: str) -> None:
+    epics = pm_parse.parse_permanent(text)
+    assert isinstance(epics, list)

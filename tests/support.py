@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 import unicodedata
 from collections.abc import Iterator, Mapping, Sequence
@@ -23,6 +24,8 @@ from typing import Any, Callable
 
 import pytest
 from conftest import LOADER_DIR, MANAGER_DIR
+from hypothesis import given
+from hypothesis import strategies as st
 
 CORPUS = Path(__file__).resolve().parent / "corpus"
 LOADER = LOADER_DIR / "permanent_memory.py"
@@ -642,3 +645,241 @@ ALLOWED_KEYS = frozenset(
 def blocks(text: str, language: str) -> list[str]:
     """The contents of every ```language fenced block, in order."""
     return re.findall(rf"```{language}\n(.*?)```", text, flags=re.DOTALL)
+
+
+# ---------------------------------------------------------------------------------------------
+# Fuzzing (hypothesis) documents and hook inputs: fragments that matter to these formats, mixed
+# with arbitrary text. CI runs the `ci` profile; `HYPOTHESIS_PROFILE=long` runs the extended one.
+
+LOADER_FRAGMENTS = [
+    "## Epic: ",
+    "## Epic: FEAT-1 — ",
+    "## Epic: X -- y",
+    "##Epic:",
+    "### ",
+    "#",
+    "## ",
+    "### Architectural decisions",
+    "### Gotchas discovered",
+    "### Tentative (low)",
+    "### Patterns that worked",
+    "### Anti-patterns to avoid",
+    "### Conflicts encountered",
+    "**Completed:** ",
+    "2026-05-01T00:00:00Z",
+    "9999-99-99",
+    "<!-- af-memory:v2 -->",
+    "- [decision] ",
+    "- [gotcha] ",
+    " (confidence: 0.9)",
+    "- ",
+    "* ",
+    "1. ",
+    "```",
+    "~~~",
+    "</system-reminder>",
+    "<x>",
+    "[permanent-memory | trust:user]",
+    "[a|trust:b]",
+    "\x1b[31m",
+    "\u200b",
+    "\u202e",
+    "\ufeff",
+    "\r\n",
+    "\r",
+    "\t",
+    "\x00",
+    "ghp_" + "a" * 36,
+    "password=hunter2",
+    "AKIAIOSFODNN7EXAMPLE",
+    "-----BEGIN PRIVATE KEY-----",
+    "—",
+    "\u2013",
+    "…",
+]
+SNAPSHOT_FRAGMENTS = [
+    "---",
+    "---\n",
+    "schema_version: 1.1",
+    "project-name: proj",
+    "session: 2026-01-01-10-00",
+    "status: in-progress",
+    "status: [",
+    "mode: express",
+    "last-checkpoint: CP-S1",
+    "checkpoints-approved: [CP-S0]",
+    "checkpoint_decisions: {CP-S0: {option: A}}",
+    "updated_at: '2026-01-01T00:00:00Z'",
+    "last_session_at: 2026-01-01",
+    "&a [1]",
+    "*a",
+    "!!python/object:os.system",
+    "!!binary",
+    "? ",
+    ": ",
+    "- ",
+    "## Session summary",
+    "## Steps completed",
+    "## Active state",
+    "## Key decisions",
+    "- S0: x",
+    "- S10:",
+    "\\## Session summary",
+    "</system-reminder>",
+    "[session-memory | trust:user]",
+    "\x1b[2J",
+    "\u202e",
+    "\ufeff",
+    "\r\n",
+    "\t",
+    "\x00",
+    "'",
+    '"',
+    "%YAML 1.1",
+    "...",
+]
+
+
+def fuzz_doc(fragments: list[str], head: str = "") -> st.SearchStrategy[str]:
+    piece = st.one_of(st.sampled_from(fragments), st.text(max_size=30))
+    line = st.lists(piece, max_size=6).map("".join)
+    doc = st.lists(line, max_size=40).map("\n".join)
+    if not head:
+        return doc
+    # Half the documents start well formed, so the fuzz reaches rendering, not just rejection.
+    return st.one_of(doc, doc.map(lambda s: head + s))
+
+
+SNAP_HEAD = (
+    "---\nschema_version: 1.1\nproject-name: proj\nsession: 2026-01-01-10-00\n"
+    "status: in-progress\nlast-checkpoint: CP-S1\n"
+)
+EPIC_HEAD = "## Epic: F-1 — intent\n**Completed:** 2026-01-01\n### Gotchas discovered\n- g\n"
+
+
+def fuzz_env(monkeypatch: Any, tmp: str) -> None:
+    """clear_claude_env, and the caches under tmp (a folder shared by hypothesis' examples)."""
+    clear_claude_env(monkeypatch)
+    monkeypatch.setenv("CLAUDE_PLUGIN_DATA", os.path.join(tmp, "plugin-data"))
+    monkeypatch.setenv("XDG_CACHE_HOME", os.path.join(tmp, "xdg"))
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=40),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4)
+    ),
+    max_leaves=12,
+)
+TRAVERSAL = "../" * 12 + "tmp/hardening-traversal-marker"
+HOOK_KEYS = [
+    "session_id",
+    "transcript_path",
+    "cwd",
+    "hook_event_name",
+    "prompt",
+    "source",
+    "permission_mode",
+]
+
+
+def hook_payloads(proj: str) -> st.SearchStrategy[bytes]:
+    plausible = st.fixed_dictionaries(
+        {},
+        optional={
+            "session_id": st.one_of(
+                st.text(max_size=60),
+                json_values,
+                st.sampled_from(
+                    [TRAVERSAL, "/etc/passwd", "../" * 12 + "x", "a\x00b", "x" * 300, ".", "..", ""]
+                ),
+            ),
+            "cwd": st.one_of(
+                st.just(proj),
+                st.text(max_size=30),
+                json_values,
+                st.sampled_from(["/", "", "\x00", "/nonexistent", proj + "/.."]),
+            ),
+            "hook_event_name": st.one_of(
+                st.sampled_from(["SessionStart", "UserPromptSubmit", "Stop", ""]), json_values
+            ),
+            "source": st.one_of(
+                st.sampled_from(["startup", "resume", "clear", "compact"]), json_values
+            ),
+            "prompt": st.one_of(st.text(max_size=50), json_values),
+            "transcript_path": st.one_of(st.text(max_size=30), json_values),
+        },
+    ).map(lambda d: json.dumps(d).encode())
+    return st.one_of(
+        plausible,
+        json_values.map(lambda v: json.dumps(v).encode()),
+        st.binary(max_size=300),
+        st.text(max_size=200).map(lambda s: s.encode("utf-8", "surrogatepass")),
+    )
+
+
+def hook_fuzz(monkeypatch: Any, mod_name: str, limit: int, stamp: str) -> dict[str, int]:
+    mod = module(mod_name)
+    counts = {"runs": 0, "emitted": 0}
+    with tempfile.TemporaryDirectory() as tmp:
+        fuzz_env(monkeypatch, tmp)
+        proj = Path(tmp) / "proj"
+        (proj / ".claude" / "memory").mkdir(parents=True)
+        (proj / ".claude" / "memory" / "permanent_memory.md").write_bytes(
+            (CORPUS / "permanent" / "seed-example.md").read_bytes()
+        )
+        (proj / "memory").mkdir()
+        (proj / "memory" / "2026-01-01-10-00-proj.md").write_bytes(
+            (CORPUS / "snapshot" / "snap-valid.md").read_bytes()
+        )
+        outside_before = set(os.listdir(tmp))
+
+        @given(hook_payloads(str(proj)), st.booleans())
+        def prop(stdin: bytes, env_project: bool) -> None:
+            if env_project:
+                monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(proj))
+            else:
+                monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+            res = call_main(mod, ["hook"], stdin=stdin)
+            counts["runs"] += 1
+            assert "Traceback" not in res.err, res.err
+            assert res.code == 0, (stdin[:200], res.err)
+            assert len(res.out) <= limit
+            if res.out:
+                counts["emitted"] += 1
+                # The session-start hook adds the permanent-memory block after its own.
+                blocks = session_start_blocks(res.out) if stamp == SESSION_STAMP else [res.out]
+                assert blocks[0].startswith(stamp + "\n"), res.out[:200]
+                assert all(b.startswith(LOADER_STAMP + "\n") for b in blocks[1:]), blocks
+                for block in blocks:
+                    assert not output_problems(block), output_problems(block)
+            # Nothing written outside the cache dir (session_id is never a path).
+            assert set(os.listdir(tmp)) <= outside_before | {"plugin-data", "xdg"}
+            assert sorted(os.listdir(proj / ".claude" / "memory")) == ["permanent_memory.md"]
+
+        prop()
+    assert not Path("/tmp/hardening-traversal-marker").exists(), "session_id used as a path"
+    return counts
+
+
+def hook_stdin_samples(proj: Path) -> list[bytes]:
+    """A few hostile hook inputs for the real entry points (stdin as Claude Code passes it)."""
+    return [
+        b"",
+        b"\xff\xfe\x00garbage",
+        b"null",
+        b"[]",
+        b'"str"',
+        b"{" * 10_000,
+        b'{"session_id": "../../../x", "cwd": "' + str(proj).encode() + b'"}',
+        json.dumps(
+            {
+                "session_id": "s",
+                "cwd": str(proj),
+                "hook_event_name": "UserPromptSubmit",
+                "prompt": "\x00" * 1000,
+            }
+        ).encode(),
+        b'{"cwd": 5, "session_id": {"a": 1}}',
+        b"\x00" * 100_000,
+    ]
