@@ -118,6 +118,8 @@ LOOKALIKES = {
     "division-slash-close": "< \u2215system-reminder>",
 }
 
+# Every secret the skills redact: name -> (raw secret, the text it appears in).
+HEX64 = "5d672d79c15b13162d9279b0855cfba6789a8edb4c82c400e06b5924a6f2b5d7"
 SECRETS = {
     "aws-key-id": ("AKIAIOSFODNN7EXAMPLE", "key id AKIAIOSFODNN7EXAMPLE"),
     "aws-secret": (
@@ -171,9 +173,7 @@ SECRETS = {
     "api-key-colon": ("zq9-plain-api-key-value", "api_key: zq9-plain-api-key-value"),
     "api-key-dash": ("k3y-with-dash-form-777", "api-key=k3y-with-dash-form-777"),
     "apikey-camel": ("camelCaseKeyValue123", "apiKey: camelCaseKeyValue123"),
-}
-# Prefixed variable names the common forms take in .env files and shell history.
-SECRETS_PREFIXED = {
+    # Prefixed variable names the common forms take in .env files and shell history.
     "db-password-env": ("Pg-Pass-4471-secret", "DB_PASSWORD=Pg-Pass-4471-secret"),
     "stripe-api-key-env": ("plainvalue8812abc", "STRIPE_API_KEY=plainvalue8812abc"),
     "github-token-env": ("tokvalue-5521-xyz", "GITHUB_TOKEN=tokvalue-5521-xyz"),
@@ -182,9 +182,7 @@ SECRETS_PREFIXED = {
         "xoxe-1-My0xLTQ2MjE0ODk1Mjc0LTQ2MjE0ODk1",
         "xoxe-1-My0xLTQ2MjE0ODk1Mjc0LTQ2MjE0ODk1",
     ),
-}
-# Forms found after the first fixes (FINDINGS F8, F9).
-SECRETS_MORE = {
+    # Forms found after the first fixes (FINDINGS F8, F9).
     "yaml-block-password": ("hunter2-block-scalar-77", "password: |\n  hunter2-block-scalar-77"),
     "yaml-folded-api-key": ("folded-api-key-value-88", "api_key: >-\n  folded-api-key-value-88"),
     "azure-account-key": (
@@ -201,12 +199,8 @@ SECRETS_MORE = {
         "YWRtaW46czNjcjN0LXBhc3M=",
         "Authorization: Basic YWRtaW46czNjcjN0LXBhc3M=",
     ),
-}
-
-# Common secret formats as they turn up in notes, shell history and config (the rule set and its
-# sources: skills/*/references/secrets.md). (raw secret, the text it appears in).
-HEX64 = "5d672d79c15b13162d9279b0855cfba6789a8edb4c82c400e06b5924a6f2b5d7"
-SECRET_FORMATS = {
+    # Common secret formats as they turn up in notes, shell history and config (the rule set
+    # and its sources: skills/*/references/secrets.md).
     "pypi-upload-token": (
         "pypi-AgEIcHlwaS5vcmcCJDkzNDY0YjI1LTg1ZjItNGVjNS1hNTZmLWQ4Y2Q4ZjVkZTQyNQACKlsz",
         "twine upload -p pypi-AgEIcHlwaS5vcmcCJDkzNDY0YjI1LTg1ZjItNGVjNS1hNTZmLWQ4Y2Q4ZjVkZTQyNQAC"
@@ -327,10 +321,19 @@ NOT_SECRETS = [
 ]
 
 
-def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp: Path) -> None:
+@pytest.fixture(autouse=True)
+def _clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     clear_claude_env(monkeypatch)
-    monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(tmp / "plugin-data"))
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp / "xdg"))
+    monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(tmp_path / "plugin-data"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+
+
+@pytest.fixture
+def memory(tmp_path: Path) -> Path:
+    """The manager's memory dir, `memory/` in the project `proj/` (its parent)."""
+    folder = tmp_path / "proj" / "memory"
+    folder.mkdir(parents=True)
+    return folder
 
 
 def _permanent(text_at: dict[str, str]) -> str:
@@ -388,8 +391,7 @@ def _loader_outputs(tmp: Path, text: str, which: str = "all") -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("name", list(HOSTILE))
-def test_loader_neutralises(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _clean_env(monkeypatch, tmp_path)
+def test_loader_neutralises(name: str, tmp_path: Path) -> None:
     payload = HOSTILE[name]
     text = _permanent(
         {
@@ -411,10 +413,7 @@ def test_loader_neutralises(name: str, tmp_path: Path, monkeypatch: pytest.Monke
 
 
 @pytest.mark.parametrize("name", list(CONFUSABLES))
-def test_loader_neutralises_confusables(
-    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    _clean_env(monkeypatch, tmp_path)
+def test_loader_neutralises_confusables(name: str, tmp_path: Path) -> None:
     payload = CONFUSABLES[name]
     outs = _loader_outputs(tmp_path, _permanent({"decisions": payload}), "load")
     block = outs["load"].out
@@ -423,14 +422,9 @@ def test_loader_neutralises_confusables(
 
 
 @pytest.mark.parametrize("name", list(CONFUSABLES))
-def test_manager_neutralises_confusables(
-    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_manager_neutralises_confusables(name: str, memory: Path) -> None:
     mm = module("memory_manager")
-    _clean_env(monkeypatch, tmp_path)
-    proj = tmp_path / "proj"
-    memory = proj / "memory"
-    memory.mkdir(parents=True)
+    proj = memory.parent
     assert _save(mm, memory, _full_payload(CONFUSABLES[name])).code == 0
     outs = _manager_outputs(mm, proj, memory)
     for what in ("load-last", "hook"):
@@ -438,10 +432,7 @@ def test_manager_neutralises_confusables(
 
 
 @pytest.mark.parametrize("name", list(LOOKALIKES))
-def test_loader_neutralises_lookalikes(
-    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    _clean_env(monkeypatch, tmp_path)
+def test_loader_neutralises_lookalikes(name: str, tmp_path: Path) -> None:
     payload = LOOKALIKES[name]
     text = _permanent({"intent": payload, "decisions": payload, "v2": payload})
     outs = _loader_outputs(tmp_path, text, "block")
@@ -453,14 +444,9 @@ def test_loader_neutralises_lookalikes(
 
 
 @pytest.mark.parametrize("name", list(LOOKALIKES))
-def test_manager_neutralises_lookalikes(
-    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_manager_neutralises_lookalikes(name: str, memory: Path) -> None:
     mm = module("memory_manager")
-    _clean_env(monkeypatch, tmp_path)
-    proj = tmp_path / "proj"
-    memory = proj / "memory"
-    memory.mkdir(parents=True)
+    proj = memory.parent
     assert _save(mm, memory, _full_payload("clean")).code == 0
     (snap,) = snapshot_files(memory)
     # Hand-edited, so save's own cleaning is not what is tested.
@@ -478,12 +464,9 @@ def _all_text(outs: dict[str, Any]) -> str:
     return "\n".join(r.out + r.err for r in outs.values())
 
 
-@pytest.mark.parametrize(
-    "name", list(SECRETS) + list(SECRETS_PREFIXED) + list(SECRETS_MORE) + list(SECRET_FORMATS)
-)
-def test_loader_redacts(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    _clean_env(monkeypatch, tmp_path)
-    raw, text = {**SECRETS, **SECRETS_PREFIXED, **SECRETS_MORE, **SECRET_FORMATS}[name]
+@pytest.mark.parametrize("name", list(SECRETS))
+def test_loader_redacts(name: str, tmp_path: Path) -> None:
+    raw, text = SECRETS[name]
     one_line = text.replace("\n", " ")
     perm = _permanent(
         {"intent": one_line, "decisions": one_line, "gotchas": f"- {text}", "v2": one_line}
@@ -504,9 +487,8 @@ def test_loader_redacts(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPat
         assert raw.encode() not in data, f"{name}: raw secret written to {path}"
 
 
-def test_loader_redacts_before_cutting(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_loader_redacts_before_cutting(tmp_path: Path) -> None:
     """A secret straddling the 120-character cut must not leave a redaction-proof prefix."""
-    _clean_env(monkeypatch, tmp_path)
     token = "ghp_" + "Q7w8E9r0T1y2U3i4O5p6A7s8D9f0G1h2J3k4"
     for offset in range(85, 125, 3):
         line = "x" * offset + " " + token + " tail"
@@ -589,12 +571,9 @@ def _manager_outputs(mm: Any, proj: Path, memory: Path) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("name", list(HOSTILE))
-def test_manager_neutralises(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_manager_neutralises(name: str, memory: Path) -> None:
     mm = module("memory_manager")
-    _clean_env(monkeypatch, tmp_path)
-    proj = tmp_path / "proj"
-    memory = proj / "memory"
-    memory.mkdir(parents=True)
+    proj = memory.parent
     payload = HOSTILE[name]
     res = _save(mm, memory, _full_payload(payload))
     assert_no_traceback(res, "save")
@@ -621,18 +600,11 @@ def test_manager_neutralises(name: str, tmp_path: Path, monkeypatch: pytest.Monk
         assert not output_problems(outs[what].out), (what, output_problems(outs[what].out))
 
 
-@pytest.mark.parametrize(
-    "name", list(SECRETS) + list(SECRETS_PREFIXED) + list(SECRETS_MORE) + list(SECRET_FORMATS)
-)
-def test_manager_redacts_on_save(
-    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.mark.parametrize("name", list(SECRETS))
+def test_manager_redacts_on_save(name: str, tmp_path: Path, memory: Path) -> None:
     mm = module("memory_manager")
-    _clean_env(monkeypatch, tmp_path)
-    proj = tmp_path / "proj"
-    memory = proj / "memory"
-    memory.mkdir(parents=True)
-    raw, text = {**SECRETS, **SECRETS_PREFIXED, **SECRETS_MORE, **SECRET_FORMATS}[name]
+    proj = memory.parent
+    raw, text = SECRETS[name]
     res = _save(mm, memory, _full_payload(text))
     assert_no_traceback(res, "save")
     assert res.code == 0, res.err
@@ -649,20 +621,13 @@ def test_manager_redacts_on_save(
     assert "[REDACTED]" in snap.read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize(
-    "name", list(SECRETS) + list(SECRETS_PREFIXED) + list(SECRETS_MORE) + list(SECRET_FORMATS)
-)
-def test_manager_redacts_on_load(
-    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.mark.parametrize("name", list(SECRETS))
+def test_manager_redacts_on_load(name: str, memory: Path) -> None:
     """A secret pasted into a snapshot by hand is redacted in everything that reads it."""
     mm = module("memory_manager")
-    _clean_env(monkeypatch, tmp_path)
-    proj = tmp_path / "proj"
-    memory = proj / "memory"
-    memory.mkdir(parents=True)
+    proj = memory.parent
     assert _save(mm, memory, _full_payload("clean")).code == 0
-    raw, text = {**SECRETS, **SECRETS_PREFIXED, **SECRETS_MORE, **SECRET_FORMATS}[name]
+    raw, text = SECRETS[name]
     (snap,) = snapshot_files(memory)
     one_line = text.replace("\n", " ")
     edited = (
@@ -678,16 +643,11 @@ def test_manager_redacts_on_load(
 
 
 @pytest.mark.parametrize("name", ["aws-key-id", "ghp", "password-eq", "private-key-rsa"])
-def test_manager_merge_does_not_rewrite_raw_secret(
-    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_manager_merge_does_not_rewrite_raw_secret(name: str, memory: Path) -> None:
     """A save that merges into a snapshot holding a hand-pasted secret writes the file anew:
     what it writes must not hold the raw secret (DESIGN: secrets in any field are stored as
     [REDACTED])."""
     mm = module("memory_manager")
-    _clean_env(monkeypatch, tmp_path)
-    memory = tmp_path / "proj" / "memory"
-    memory.mkdir(parents=True)
     assert _save(mm, memory, _full_payload("clean")).code == 0
     raw, text = SECRETS[name]
     (snap,) = snapshot_files(memory)
@@ -708,12 +668,9 @@ def test_manager_merge_does_not_rewrite_raw_secret(
     assert raw not in snap.read_text(encoding="utf-8"), "the merge rewrote the raw secret"
 
 
-def test_secret_as_project_name_never_written(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_secret_as_project_name_never_written(tmp_path: Path) -> None:
     """A token is a valid-looking project name: it must not end up in a file name or output."""
     mm = module("memory_manager")
-    _clean_env(monkeypatch, tmp_path)
     memory = tmp_path / "memory"
     memory.mkdir()
     token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
@@ -728,16 +685,11 @@ def test_secret_as_project_name_never_written(
 @pytest.mark.parametrize(
     "name", ["close-reminder", "fake-session-stamp", "ansi-osc", "bidi", "combining-solidus-tag"]
 )
-def test_manager_hook_project_list_neutralises(
-    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_manager_hook_project_list_neutralises(name: str, memory: Path) -> None:
     """With several projects the SessionStart hook prints a compact list of resume lines, built
     from hand-editable front matter: the list must be as inert as a single block."""
     mm = module("memory_manager")
-    _clean_env(monkeypatch, tmp_path)
-    proj = tmp_path / "proj"
-    memory = proj / "memory"
-    memory.mkdir(parents=True)
+    proj = memory.parent
     payload = HOSTILE[name]
     assert _save(mm, memory, _full_payload("first")).code == 0
     other = _full_payload("second", "2026-01-03-10-00")

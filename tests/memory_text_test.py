@@ -362,16 +362,14 @@ def test_arbitrary_text_holds_no_stamp_or_tag_after_folding(
 
 
 # ---------------------------------------------------------------------------------------------
-# Secrets: the format table is SECRET_FORMATS in hardening_injection_test.py (every output of
-# both skills); here the unit level, ordinary text left alone, and generated secrets.
+# Secrets: the table is SECRETS in hardening_injection_test.py (every output of both skills);
+# here the unit level, ordinary text left alone, and generated secrets.
 
 
 def test_every_secret_format_is_redacted(memory_text: ModuleType) -> None:
-    from hardening_injection_test import SECRET_FORMATS
+    from hardening_injection_test import SECRETS
 
-    leaked = [
-        name for name, (raw, text) in SECRET_FORMATS.items() if raw in memory_text.clean(text)
-    ]
+    leaked = [name for name, (raw, text) in SECRETS.items() if raw in memory_text.clean(text)]
     assert not leaked
 
 
