@@ -141,7 +141,7 @@ def test_a_damaged_entry_is_rendered_again(tmp_path: Path, project: Path) -> Non
         assert shown(start(env)) == first
 
 
-def test_a_hit_imports_neither_yaml_nor_argparse(tmp_path: Path, project: Path) -> None:
+def test_a_hit_imports_neither_yaml_nor_argparse_nor_typing(tmp_path: Path, project: Path) -> None:
     env = env_for(tmp_path, project)
     start(env)
     result = start(env, flags=("-X", "importtime"))
@@ -159,7 +159,8 @@ def test_a_hit_imports_neither_yaml_nor_argparse(tmp_path: Path, project: Path) 
 
     imported = names(result.stderr) - names(floor.stderr)
     assert "mm_hook" in imported
-    assert not imported & {"yaml", "argparse", "mm_resume", "mm_snapshot", "pathlib"}, imported
+    heavy = {"yaml", "argparse", "mm_resume", "mm_snapshot", "pathlib", "typing"}
+    assert not imported & heavy, imported
     assert (
         json.loads(result.stdout)["systemMessage"] == "project-memory: resumed billing-api at CP-S2"
     )

@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING
 
 if __package__:  # installed with pip: the folder's modules import each other by name, as here
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+TYPE_CHECKING = False  # typing is not imported at run time: the hook starts every session
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Sequence

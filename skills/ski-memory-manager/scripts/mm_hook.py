@@ -18,9 +18,12 @@ import os
 import sys
 import time
 from collections.abc import Mapping
-from typing import Any
 
 import memory_io
+
+TYPE_CHECKING = False  # typing is not imported at run time: the hook starts every session
+if TYPE_CHECKING:
+    from typing import Any
 
 CACHE_FORMAT = "mm-resume-1"
 MAX_HOOK_STDIN = 1024 * 1024
