@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.util
 import json
 import statistics
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -57,15 +60,17 @@ def test_medians_and_ratios(report: dict[str, Any], what: str, goal: float) -> N
     assert row["null_over_none"] == pytest.approx(row["null"] / row["none"])
 
 
-def test_the_null_plugin_mirrors_the_hooks(tmp_path: Path) -> None:
-    import importlib.machinery
-    import importlib.util
-
+def load_bench_client() -> ModuleType:
     loader = importlib.machinery.SourceFileLoader("bench_client", str(BENCH_CLIENT))
     spec = importlib.util.spec_from_loader("bench_client", loader)
     assert spec is not None
     module = importlib.util.module_from_spec(spec)
     loader.exec_module(module)
+    return module
+
+
+def test_the_null_plugin_mirrors_the_hooks(tmp_path: Path) -> None:
+    module = load_bench_client()
     folder = module.null_plugin(tmp_path / "null", "python3")
     real = json.loads((ROOT / "hooks" / "hooks.json").read_text())["hooks"]
     null = json.loads((folder / "hooks" / "hooks.json").read_text())["hooks"]
@@ -90,3 +95,14 @@ def test_the_null_plugin_mirrors_the_hooks(tmp_path: Path) -> None:
     assert (
         manifest["name"] == "null-hooks" and manifest["userConfig"] == real_manifest["userConfig"]
     )
+
+
+def test_the_plugin_is_measured_as_installed(tmp_path: Path) -> None:
+    module = load_bench_client()
+    folder = module.installed_copy(tmp_path / "installed")
+    listed = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True)
+    names = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+    assert names == sorted(listed.stdout.split())
+    for name in ("hooks/hooks.json", ".claude-plugin/plugin.json"):
+        assert (folder / name).read_bytes() == (ROOT / name).read_bytes()
+    assert not (folder / ".venv").exists() and not (folder / "scripts/e2e/node_modules").exists()
