@@ -389,7 +389,7 @@ def test_cut_line() -> None:
     assert cut_line("x" * 120) == "x" * 120
     assert cut_line("x" * 121) == "x" * 119 + "…"
     assert cut_line("abc   def", 7) == "abc…"
-    assert len(cut_line("y" * 500)) == 120
+    assert len(cut_line("y" * 500)) == pm_render.MAX_LINE_CHARS
 
 
 def test_stale_prefix_uses_the_configured_days() -> None:

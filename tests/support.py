@@ -22,6 +22,9 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable
 
+import mm_render
+import pm_hook
+import pm_render
 import pytest
 from conftest import LOADER_DIR, MANAGER_DIR
 from hypothesis import given
@@ -33,9 +36,10 @@ MANAGER = MANAGER_DIR / "memory_manager.py"
 
 LOADER_STAMP = "[permanent-memory | trust:file]"
 SESSION_STAMP = "[session-memory | trust:file]"
-HARD_CAP = 200
-HOOK_LIMIT = 10_000
-MANAGER_HOOK_LIMIT = 4_000
+# The limits every output is checked against, from the modules that define them.
+HARD_CAP = pm_render.Budget().hard_cap
+HOOK_LIMIT = pm_hook.HOOK_MAX_CHARS
+MANAGER_HOOK_LIMIT = mm_render.HOOK_LIMIT
 NOW = "2026-06-01T00:00:00Z"
 SNAP_NOW = "2026-01-04T12:00:00Z"
 SNAPSHOT_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}-\d{2}-\d{2}-[A-Za-z0-9_][A-Za-z0-9._-]*\.md$")
