@@ -29,6 +29,7 @@ from typing import NamedTuple
 
 import pytest
 from conftest import LOADER_DIR, ROOT
+from support import git_env
 
 README = ROOT / "README.md"
 PAGES = [
@@ -137,26 +138,11 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 
 def _env(home: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_")}
-    bin_dir = Path(sys.executable).parent
-    env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
-    env["NO_COLOR"] = "1"
+    # No CLAUDE_* or git config of the user's; HOME and the caches under `home` (the git section
+    # runs real git); this interpreter's environment first on PATH.
+    env = git_env(home)
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     env["PYTHONUNBUFFERED"] = "1"
-    # Hooks and doctor use the cache dir; keep it out of the real one.
-    env["XDG_CACHE_HOME"] = str(home / "cache")
-    # The git section runs real git: none of the user's or the system's config, a fixed author.
-    git_config = home / "gitconfig"
-    git_config.touch()
-    env = {k: v for k, v in env.items() if not k.startswith("GIT_")}
-    env.update(
-        HOME=str(home),
-        GIT_CONFIG_GLOBAL=str(git_config),
-        GIT_CONFIG_NOSYSTEM="1",
-        GIT_AUTHOR_NAME="README",
-        GIT_AUTHOR_EMAIL="readme@example.invalid",
-        GIT_COMMITTER_NAME="README",
-        GIT_COMMITTER_EMAIL="readme@example.invalid",
-    )
     return env
 
 
