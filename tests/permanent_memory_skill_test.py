@@ -7,6 +7,7 @@ import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 
+import pm_limits
 import pm_parse
 import pm_render
 import pm_tokens
@@ -90,7 +91,8 @@ def test_budget_and_levels_match_the_code() -> None:
     assert "| 12 |" not in SKILL_MD  # no per-Epic-line target: nothing implements one
     assert f"{pm_render.MAX_LINE_CHARS} characters (cut with `…`)" in SKILL_MD
     assert f"over {pm_render.SKIP_TOKENS} tokens" in SKILL_MD
-    assert "(at least 40)" in SKILL_MD
+    assert f"`--target N` (at least {pm_limits.MIN_TOKEN_TARGET})" in SKILL_MD
+    assert f"`--hard-cap N` (at least {pm_limits.MIN_HARD_CAP})" in SKILL_MD
     for level in ("L1", "L2", "L3", "IDs"):
         assert f"| {level} |" in SKILL_MD
     totals = (3, 4, 9)

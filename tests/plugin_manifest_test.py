@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pm_limits
 import pytest
 from conftest import ROOT
 
@@ -35,10 +36,21 @@ MANAGER_HOOK = (
 OPTIONS = {
     "every_turn": ("boolean", False, "CLAUDE_PLUGIN_OPTION_EVERY_TURN"),
     "status_message": ("boolean", True, "CLAUDE_PLUGIN_OPTION_STATUS_MESSAGE"),
-    "stale_days": ("number", 90, "CLAUDE_PLUGIN_OPTION_STALE_DAYS"),
-    "token_target": ("number", 120, "CLAUDE_PLUGIN_OPTION_TOKEN_TARGET"),
-    "hard_cap": ("number", 200, "CLAUDE_PLUGIN_OPTION_HARD_CAP"),
+    "stale_days": ("number", pm_limits.STALE_DAYS, "CLAUDE_PLUGIN_OPTION_STALE_DAYS"),
+    "token_target": ("number", pm_limits.TOKEN_TARGET, "CLAUDE_PLUGIN_OPTION_TOKEN_TARGET"),
+    "hard_cap": ("number", pm_limits.HARD_CAP, "CLAUDE_PLUGIN_OPTION_HARD_CAP"),
     "memory_dir": ("string", "memory", "CLAUDE_PLUGIN_OPTION_MEMORY_DIR"),
+}
+
+# The budget options' ranges: the loader accepts the same lowest values (pm_limits).
+NUMBER_RANGES = {
+    "stale_days": (pm_limits.STALE_DAYS, pm_limits.MIN_STALE_DAYS, pm_limits.MAX_STALE_DAYS),
+    "token_target": (
+        pm_limits.TOKEN_TARGET,
+        pm_limits.MIN_TOKEN_TARGET,
+        pm_limits.MAX_OPTION_TOKENS,
+    ),
+    "hard_cap": (pm_limits.HARD_CAP, pm_limits.MIN_HARD_CAP, pm_limits.MAX_OPTION_TOKENS),
 }
 
 SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?$")
@@ -188,3 +200,12 @@ def test_hook_commands_run_through_a_shell(
     )
     assert result.returncode == 0, result.stderr
     assert len(result.stdout) <= 10_000
+
+
+def test_budget_options_are_the_loaders_limits() -> None:
+    config = _load(PLUGIN_JSON)["userConfig"]
+    shown = {
+        key: (config[key]["default"], config[key]["min"], config[key]["max"])
+        for key in NUMBER_RANGES
+    }
+    assert shown == NUMBER_RANGES

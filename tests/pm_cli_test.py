@@ -1,4 +1,5 @@
-"""pm_cli: load (the default), inspect, doctor and the writing commands' dispatch."""
+"""permanent_memory.py's dispatch and the shared command line (pm_cli): load (the default),
+inspect, show, doctor and the writing commands."""
 
 from __future__ import annotations
 
@@ -10,7 +11,6 @@ import sys
 from pathlib import Path
 
 import permanent_memory
-import pm_cli
 import pytest
 from conftest import LOADER_DIR
 
@@ -106,7 +106,7 @@ def test_expected_errors_exit_1_with_one_line(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["load", "--target", "0"], "argument --target: must be at least 1, got 0"),
+        (["load", "--target", "19"], "argument --target: must be at least 20, got 19"),
         (["load", "--hard-cap", "39"], "argument --hard-cap: must be at least 40, got 39"),
         (["load", "--stale-days", "x"], "argument --stale-days: not a whole number: 'x'"),
         (
@@ -208,13 +208,13 @@ def test_inspect_colour_on_a_terminal_unless_no_color(
     monkeypatch.delenv("NO_COLOR", raising=False)
     terminal = FakeTerminal()
     monkeypatch.setattr(sys, "stdout", terminal)
-    pm_cli.main(["inspect", "--project-dir", str(project), *NOW])
+    permanent_memory.main(["inspect", "--project-dir", str(project), *NOW])
     [chosen] = [line for line in terminal.getvalue().splitlines() if "<- chosen" in line]
     assert chosen.startswith("\x1b[1mL0 ") and chosen.endswith("\x1b[0m")
     monkeypatch.setenv("NO_COLOR", "1")
     plain = FakeTerminal()
     monkeypatch.setattr(sys, "stdout", plain)
-    pm_cli.main(["inspect", "--project-dir", str(project), *NOW])
+    permanent_memory.main(["inspect", "--project-dir", str(project), *NOW])
     assert "\x1b[" not in plain.getvalue()
 
 
@@ -226,7 +226,7 @@ def test_inspect_json_is_the_load_json(project: Path, capsys: pytest.CaptureFixt
     assert json.loads(inspected) == json.loads(loaded)
 
 
-def test_hook_through_pm_cli_is_the_hook(
+def test_hook_is_dispatched_to_the_hook(
     project: Path,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -235,27 +235,15 @@ def test_hook_through_pm_cli_is_the_hook(
     monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(tmp_path / "data"))
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(project))
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b'{"hook_event_name": "x"}')))
-    assert pm_cli.main(["hook"]) == 0
+    assert permanent_memory.main(["hook"]) == 0
     assert capsys.readouterr().out.startswith("[permanent-memory | trust:file]\n")
 
 
-def test_write_commands_without_their_module(capsys: pytest.CaptureFixture[str]) -> None:
-    if (LOADER_DIR / "permanent_memory_write.py").exists():
-        pytest.skip("the writing commands are installed")
-    for command in ("add", "archive", "check"):
-        assert call([command, "--anything"], capsys) == (
-            2,
-            "",
-            f"permanent_memory.py: {command}: not available in this copy of the skill "
-            "(permanent_memory_write.py is missing)\n",
-        )
-
-
-def test_write_commands_are_handed_to_their_module(tmp_path: Path) -> None:
+def test_commands_are_handed_to_their_module(tmp_path: Path) -> None:
     skill = tmp_path / "skill"
     shutil.copytree(LOADER_DIR.parent, skill, ignore=shutil.ignore_patterns("__pycache__"))
-    (skill / "scripts" / "permanent_memory_write.py").write_text(
-        "import sys\ndef main(argv):\n    print('write', argv)\n    return 3\n"
+    (skill / "scripts" / "pm_archive.py").write_text(
+        "HELP = ''\ndef main(argv):\n    print('archive', argv)\n    return 3\n"
     )
     result = subprocess.run(
         [sys.executable, str(skill / "scripts" / "permanent_memory.py"), "archive", "--keep", "5"],
@@ -266,7 +254,7 @@ def test_write_commands_are_handed_to_their_module(tmp_path: Path) -> None:
     )
     assert (result.returncode, result.stdout, result.stderr) == (
         3,
-        "write ['archive', '--keep', '5']\n",
+        "archive ['--keep', '5']\n",
         "",
     )
     helped = subprocess.run(
@@ -277,6 +265,13 @@ def test_write_commands_are_handed_to_their_module(tmp_path: Path) -> None:
         check=False,
     )
     assert "load (default), hook, inspect, show, doctor, add, archive, check" in helped.stdout
+    assert set(permanent_memory.COMMANDS) | {"hook"} == set(epilog_commands(helped.stdout))
+
+
+def epilog_commands(help_text: str) -> list[str]:
+    """The commands the epilog of permanent_memory.py --help names."""
+    epilog = " ".join(help_text.split()).split("commands: ", 1)[1].split(".", 1)[0]
+    return [name.removesuffix(" (default)") for name in epilog.split(", ")]
 
 
 def test_installed_package_runs_the_same_code(project: Path) -> None:

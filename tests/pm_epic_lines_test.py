@@ -6,7 +6,7 @@ import json
 from datetime import datetime, timezone
 from pathlib import Path
 
-import permanent_memory_write
+import pm_add
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -103,8 +103,8 @@ def _add(tmp_path: Path, name: str, flag: str, text: str) -> tuple[int, str]:
     source.write_text(text, encoding="utf-8")
     memory = tmp_path / name / "permanent_memory.md"
     memory.parent.mkdir()
-    args = ["add", flag, str(source), "--file", str(memory), "--now", NOW.isoformat()]
-    code = permanent_memory_write.main(args)
+    args = [flag, str(source), "--file", str(memory), "--now", NOW.isoformat()]
+    code = pm_add.main(args)
     return code, memory.read_text(encoding="utf-8") if memory.exists() else ""
 
 
@@ -130,6 +130,6 @@ def test_add_lines_errors_write_nothing(tmp_path: Path, capsys: pytest.CaptureFi
 
 def test_add_takes_one_input(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as caught:
-        permanent_memory_write.main(["add", "--lines", "-", "--input", "-"])
+        pm_add.main(["--lines", "-", "--input", "-"])
     assert caught.value.code == 2
     assert "argument --input: not allowed with argument --lines" in capsys.readouterr().err

@@ -1,6 +1,6 @@
-"""pm_git: `permanent_memory.py merge` as git's merge driver and `git-setup`, with real git:
-merge, rebase and cherry-pick of branches that add and edit epics, one side archiving, and what
-`check` finds where no driver ran."""
+"""pm_merge_driver and pm_git_setup: `permanent_memory.py merge` as git's merge driver and
+`git-setup`, with real git: merge, rebase and cherry-pick of branches that add and edit epics,
+one side archiving, and what `check` finds where no driver ran."""
 
 from __future__ import annotations
 

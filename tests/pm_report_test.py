@@ -24,7 +24,7 @@ def summarise(name: str, budget: Budget = DEFAULT) -> tuple[pm_load.Summary, Tok
     return pm_load.summarise(data, len(data), budget, tokenizer, NOW), tokenizer
 
 
-CONTEXT = pm_report.Context("memory.md", "cl100k_base", "tiktoken, test", NOW)
+CONTEXT = pm_report.ReportInputs("memory.md", "cl100k_base", "tiktoken, test", NOW)
 
 
 def test_summary_json_for_a_degraded_block() -> None:

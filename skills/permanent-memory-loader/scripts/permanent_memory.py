@@ -3,7 +3,7 @@
 
 # The entry point of the skill and of the plugin's per-prompt hook. Python compiles a script on
 # every run and never caches it, so this file is only the dispatch: the hook's steady state is
-# pm_hook (loaded from cached bytecode), the other commands are pm_cli.
+# pm_hook (loaded from cached bytecode), each other command is a module with main(argv).
 import os
 import sys
 
@@ -13,7 +13,14 @@ if __package__:  # installed with pip: the folder's modules import each other by
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from typing import Any
+
+# Each command's module (main(argv) gets the words after the command's name); words that
+# start with no command are load's.
+COMMANDS = {
+    **{"load": "pm_block", "inspect": "pm_inspect", "show": "pm_show", "doctor": "pm_doctor"},
+    **{"add": "pm_add", "archive": "pm_archive", "check": "pm_check"},
+    **{"merge": "pm_merge_driver", "git-setup": "pm_git_setup"},
+}
 
 
 def main(argv: "Sequence[str] | None" = None) -> int:
@@ -22,19 +29,14 @@ def main(argv: "Sequence[str] | None" = None) -> int:
         import pm_hook
 
         return pm_hook.hook()
-    import pm_cli
+    import importlib
 
-    return pm_cli.main(args)
-
-
-def load_encoding() -> "Any":
-    """The verified, offline cl100k_base tiktoken Encoding, or None when it is not available."""
-    import pm_tokens
-
-    try:
-        return pm_tokens.load_tiktoken_encoding()
-    except pm_tokens.EncodingUnavailable:
-        return None
+    if args[:1] in (["-h"], ["--help"]):
+        code: int = importlib.import_module("pm_cli").print_help(COMMANDS)
+    else:
+        command = args.pop(0) if args and args[0] in COMMANDS else "load"
+        code = importlib.import_module(COMMANDS[command]).main(args)
+    return code
 
 
 if __name__ == "__main__":

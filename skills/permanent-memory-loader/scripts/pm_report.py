@@ -11,6 +11,7 @@ from pm_parse import LABELS, Epic, age_days, is_stale
 from pm_render import (
     LEVEL_DROPS,
     LEVELS,
+    SHOWN_ID_CHARS,
     SKIP_TOKENS,
     cut_line,
     epic_line,
@@ -22,7 +23,7 @@ from pm_render import (
 Counter = Callable[[str], int]
 
 
-class Context(NamedTuple):
+class ReportInputs(NamedTuple):
     path: str  # the file read ("-" for stdin)
     tokenizer: str  # "cl100k_base" or "estimate"
     tokenizer_detail: str  # engine and source, or why the estimate is used
@@ -39,19 +40,19 @@ def level_tokens(summary: Summary, count: Counter) -> dict[str, int]:
     return {level: summary.block.tokens.get(level) or count(texts[level]) for level in LEVELS}
 
 
-def epic_rows(summary: Summary, context: Context, count: Counter) -> list[dict[str, Any]]:
+def epic_rows(summary: Summary, inputs: ReportInputs, count: Counter) -> list[dict[str, Any]]:
     rows = []
     budget = summary.budget
     for epic in summary.epics:
-        lines = [epic_line(epic, context.now, budget, count), *sub_lines(epic, LABELS)]
-        age = age_days(epic, context.now)
+        lines = [epic_line(epic, inputs.now, budget, count), *sub_lines(epic, LABELS)]
+        age = age_days(epic, inputs.now)
         rows.append(
             {
                 "id": safe_text(epic.epic_id),
                 "intent": safe_text(epic.intent),
                 "completed": safe_text(epic.completed) if epic.completed else None,
                 "age_days": None if age is None else int(age // 1),
-                "stale": is_stale(epic, context.now, budget.stale_days),
+                "stale": is_stale(epic, inputs.now, budget.stale_days),
                 "schema": epic.schema,
                 "summary": safe_text(epic.summary) if epic.summary else None,
                 "tokens": count("\n".join(lines) + "\n"),
@@ -66,14 +67,14 @@ def _first(epic: Epic, label: str) -> str:
     return lines[0].split(": ", 1)[1] if lines else ""
 
 
-def summary_json(summary: Summary, context: Context, count: Counter) -> dict[str, Any]:
+def summary_json(summary: Summary, inputs: ReportInputs, count: Counter) -> dict[str, Any]:
     budget = summary.budget
     tokens = level_tokens(summary, count)
     return {
-        "file": context.path,
+        "file": inputs.path,
         "size_bytes": summary.size,
-        "tokenizer": context.tokenizer,
-        "tokenizer_detail": context.tokenizer_detail,
+        "tokenizer": inputs.tokenizer,
+        "tokenizer_detail": inputs.tokenizer_detail,
         "budget": {
             "target": budget.target,
             "hard_cap": budget.hard_cap,
@@ -88,7 +89,7 @@ def summary_json(summary: Summary, context: Context, count: Counter) -> dict[str
             level: {"tokens": tokens[level], "drops": LEVEL_DROPS[level]} for level in tokens
         },
         "block_tokens": count(summary.block.text) if summary.block.text else 0,
-        "epics": epic_rows(summary, context, count),
+        "epics": epic_rows(summary, inputs, count),
         "block": summary.block.text,
     }
 
@@ -105,13 +106,13 @@ def _table(rows: Sequence[Sequence[str]], right: Sequence[int] = ()) -> list[str
     return lines
 
 
-def header_lines(summary: Summary, context: Context) -> list[str]:
+def header_lines(summary: Summary, inputs: ReportInputs) -> list[str]:
     budget = summary.budget
     epics = f"{len(summary.epics)} epic" + ("" if len(summary.epics) == 1 else "s")
     what = "skipped" if summary.skipped else epics
     return [
-        f"file: {context.path} ({summary.size:,} bytes, {what})",
-        f"tokenizer: {context.tokenizer} ({context.tokenizer_detail})",
+        f"file: {inputs.path} ({summary.size:,} bytes, {what})",
+        f"tokenizer: {inputs.tokenizer} ({inputs.tokenizer_detail})",
         f"budget: target {budget.target}, hard cap {budget.hard_cap} tokens; "
         f"Epic lines within {budget.epic_line_tokens}; stale after {budget.stale_days} days",
     ]
@@ -156,22 +157,22 @@ def level_lines(summary: Summary, count: Counter, mark: Callable[[str], str] = s
     return out
 
 
-def explain_text(summary: Summary, context: Context, count: Counter) -> str:
-    return "\n".join([*header_lines(summary, context), *level_lines(summary, count)]) + "\n"
+def explain_text(summary: Summary, inputs: ReportInputs, count: Counter) -> str:
+    return "\n".join([*header_lines(summary, inputs), *level_lines(summary, count)]) + "\n"
 
 
 def inspect_text(
-    summary: Summary, context: Context, count: Counter, mark: Callable[[str], str] = str
+    summary: Summary, inputs: ReportInputs, count: Counter, mark: Callable[[str], str] = str
 ) -> str:
-    lines = header_lines(summary, context)
+    lines = header_lines(summary, inputs)
     if summary.epics:
         rows = [["epic", "intent", "completed", "age (days)", "stale", "tokens"]]
-        for row in epic_rows(summary, context, count):
+        for row in epic_rows(summary, inputs, count):
             completed = cut_line(row["completed"] or "-", 20)
             intent = cut_line(row["intent"], 40)
             rows.append(
                 [
-                    cut_line(row["id"] or "?", 40),
+                    cut_line(row["id"] or "?", SHOWN_ID_CHARS),
                     intent,
                     completed,
                     "-" if row["age_days"] is None else str(row["age_days"]),

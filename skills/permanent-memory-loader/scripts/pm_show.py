@@ -1,19 +1,29 @@
 # `permanent_memory.py show ID …`: the whole of one or more epics, for when a block's first
 # lines are not enough. The section is shown as the file has it, but cleaned, redacted and
-# stamped like the block, and bounded in size. Pure: text in, text out.
+# stamped like the block, and bounded in size. show_text is pure: text in, text out; main reads
+# the file.
 from __future__ import annotations
 
+import argparse
+import sys
 from collections.abc import Sequence
 
 import memory_text
+import pm_cli
+from pm_cli import MEMORY_FILE, PROG, project_dir
+from pm_errors import LoaderError
+from pm_files import read_memory
+from pm_load import decode
 from pm_parse import Epic, normalise_text, parse_permanent
 from pm_render import STAMP, safe_text
+
+HELP = "print whole epics by ID, cleaned, redacted and stamped"
 
 MAX_SHOW_CHARS = 8000  # well under what a tool result or a hook may carry
 MAX_LISTED_IDS = 10
 
 
-class UnknownEpic(Exception):
+class UnknownEpic(LoaderError):
     """An asked-for ID is not in the file; str() is the one-line message."""
 
 
@@ -65,3 +75,41 @@ def show_text(text: str, ids: Sequence[str], max_chars: int = MAX_SHOW_CHARS) ->
         kept.append(line)
         size += len(line) + 1
     return shown  # not reached: the whole text was over max_chars
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = pm_cli.command_parser(
+        "show",
+        "Print the whole section of each epic asked for, cleaned and redacted like the block and "
+        "stamped [permanent-memory | trust:file]; use it when the block's first lines are not "
+        "enough, instead of reading the file raw.",
+    )
+    parser.add_argument("ids", nargs="+", metavar="ID", help="epic IDs, e.g. FEAT-007")
+    pm_cli.add_project_dir(parser)
+    pm_cli.add_file(parser)
+    pm_cli.add_format(parser)
+    return parser
+
+
+def show(args: argparse.Namespace) -> int:
+    found = read_memory(args.file, args.project_dir)
+    if found is None:
+        raise LoaderError(
+            f"no permanent memory file at {project_dir(args.project_dir) / MEMORY_FILE}"
+        )
+    if found.data is None:
+        raise LoaderError(f"{found.path} is too large to read; archive old epics: {PROG} archive")
+    try:
+        shown = show_text(decode(found.data), args.ids)
+    except UnknownEpic as exc:
+        raise LoaderError(f"{found.path}: {exc}") from None
+    if args.format == "json":
+        pm_cli.emit_json({"file": found.path, "ids": list(args.ids), "text": shown})
+    else:
+        sys.stdout.write(shown)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = pm_cli.parse_args(build_parser(), sys.argv[1:] if argv is None else argv)
+    return pm_cli.run(lambda: show(args))

@@ -1,12 +1,13 @@
 # What `permanent_memory.py archive` moves out of permanent_memory.md: the oldest epics, until
 # the file is within a token limit, and the new texts of the file and of the archive. Pure: the
-# token counter is passed in; only permanent_memory_write.py touches files.
+# token counter is passed in; only pm_archive touches files.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from typing import NamedTuple
 
+from pm_errors import LoaderError
 from pm_parse import Epic, parse_permanent
 
 ARCHIVE_DIR = "archive"
@@ -20,7 +21,7 @@ ARCHIVE_HEADER = (
 Counter = Callable[[str], int]
 
 
-class ArchiveError(Exception):
+class ArchiveError(LoaderError):
     """Archiving cannot bring the file within the limit; str() says what to do."""
 
 
@@ -59,7 +60,7 @@ def _tidy(text: str) -> str:
     return text + "\n" if text.strip() else ""
 
 
-def without(lines: Sequence[str], epics: Sequence[Epic], drop: set[int]) -> str:
+def text_without(lines: Sequence[str], epics: Sequence[Epic], drop: set[int]) -> str:
     """The text with the epics whose indices are in `drop` taken out, text around them kept."""
     kept: list[str] = []
     position = 0
@@ -82,7 +83,7 @@ def plan_archive(text: str, max_tokens: int, count: Counter) -> Plan:
     order = archive_order(epics)
 
     def kept(moved: int) -> str:
-        return without(lines, epics, set(order[:moved]))
+        return text_without(lines, epics, set(order[:moved]))
 
     rest = count(kept(len(order)))
     if rest > max_tokens:

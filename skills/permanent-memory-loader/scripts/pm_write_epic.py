@@ -2,7 +2,7 @@
 # and laid out in the v2 form of permanent_memory.md (the producer's current one: marker line,
 # one-line summary, typed entries with their confidence) or on request the v1 form, then placed
 # in the file's text. Pure: the
-# clock and the token counter are passed in; only permanent_memory_write.py touches files.
+# clock and the token counter are passed in; only pm_add touches files.
 #
 # The loader must read back exactly what is written, so every text is first brought to the
 # form pm_parse reads it as (one line; a leading `[word]` is an entry type to it, a trailing
@@ -15,7 +15,8 @@ from datetime import datetime, timezone
 from typing import NamedTuple
 
 import memory_text
-from pm_parse import Epic, Subsection, entry_text, parse_iso_datetime, parse_permanent
+from pm_errors import LoaderError
+from pm_parse import LABELS, Epic, Subsection, entry_text, parse_iso_datetime, parse_permanent
 
 # The JSON lists, in the order their subsections are written, and each one's heading.
 SECTION_FIELDS = ("decisions", "gotchas", "anti_patterns", "patterns", "conflicts")
@@ -31,15 +32,9 @@ HEADINGS = {
     "conflicts": "Conflicts encountered",
     "tentative": "Tentative (low confidence \u2014 review)",
 }
-# The loader's label of each subsection (pm_parse.subsection_label of its heading).
-LABELS = {
-    "decisions": "decisions",
-    "gotchas": "gotchas",
-    "anti_patterns": "anti-patterns",
-    "patterns": "patterns",
-    "conflicts": "conflicts",
-    "tentative": "tentative",
-}
+# The loader's label of each list's subsection (pm_parse.subsection_label of its heading):
+# the lists are in the loader's label order.
+FIELD_LABELS = dict(zip(LIST_FIELDS, LABELS))
 # A low-confidence item moved to Tentative keeps its kind as a v2 entry tag, which the loader
 # reads and drops: `- [decision] text (confidence: 0.55)` loads as `text`.
 TAGS = {
@@ -51,7 +46,7 @@ TAGS = {
 }
 TENTATIVE_BELOW = 0.7
 MAX_EPIC_TOKENS = 500
-MAX_ID_CHARS = 64
+MAX_ID_CHARS = 64  # what add accepts; the block shows at most pm_render.SHOWN_ID_CHARS of it
 _EPIC_ID = re.compile(rf"[A-Za-z0-9][A-Za-z0-9._:#/+-]{{0,{MAX_ID_CHARS - 1}}}")
 _NUMBER = re.compile(r"[0-9.]+")
 INTENT_WHAT = "one line saying what the epic did"
@@ -59,11 +54,11 @@ INTENT_WHAT = "one line saying what the epic did"
 Counter = Callable[[str], int]
 
 
-class InvalidEntry(Exception):
+class InvalidEntry(LoaderError):
     """The input cannot be written as asked; str() names the field and what to fix."""
 
 
-class DuplicateEpic(Exception):
+class DuplicateEpic(LoaderError):
     """The file already has an epic with this ID (and --replace was not given)."""
 
 
@@ -128,7 +123,7 @@ def _confidence(value: object, where: str) -> float:
     return round(float(value), 2)
 
 
-def settle_item(text: str, where: str) -> tuple[str, float | None, list[str]]:
+def read_back_item(text: str, where: str) -> tuple[str, float | None, list[str]]:
     """The item text as the loader will read it back, the confidence found in a trailing
     `(confidence: N)`, and notes for what was changed."""
     notes = []
@@ -193,7 +188,7 @@ def _item(value: object, field: str, index: int) -> tuple[Item | None, list[str]
     notes = []
     if count:
         notes.append(f"warning: {where} held a secret; it is stored as {memory_text.REDACTED}")
-    text, found, settled = settle_item(text, where)
+    text, found, settled = read_back_item(text, where)
     notes.extend(settled)
     if not text:
         return None, notes
@@ -220,7 +215,7 @@ def _summary(data: dict[str, object], schema: int, notes: list[str]) -> str | No
     text, count = memory_text.redact_secrets(one_line(value))
     if count:
         notes.append(f"warning: summary held a secret; it is stored as {memory_text.REDACTED}")
-    text, _confidence, settled = settle_item(text, "summary")
+    text, _confidence, settled = read_back_item(text, "summary")
     notes.extend(settled)
     return text or None
 
@@ -331,14 +326,14 @@ def format_epic(entry: Entry) -> str:
 
 def stored_sections(entry: Entry) -> dict[str, list[str]]:
     """What the loader reads back: label -> entries, in file order."""
-    return {LABELS[field]: [item.text for item in items] for field, items in sections(entry)}
+    return {FIELD_LABELS[field]: [item.text for item in items] for field, items in sections(entry)}
 
 
 def expected_epic(
     entry: Entry,
 ) -> tuple[str, str, str, tuple[Subsection, ...], str | None, int]:
     subs = tuple(
-        Subsection(LABELS[field], HEADINGS[field], tuple(item.text for item in items))
+        Subsection(FIELD_LABELS[field], HEADINGS[field], tuple(item.text for item in items))
         for field, items in sections(entry)
     )
     summary = entry.summary if entry.schema == 2 else None
@@ -394,23 +389,23 @@ def fit_entry(
         ),
     )
 
-    def without(n: int) -> Entry:
+    def entry_without(n: int) -> Entry:
         dropped = set(order[:n])
         kept = tuple(item for i, item in enumerate(entry.items) if i not in dropped)
         return entry._replace(items=kept)
 
-    if count(format_epic(without(len(order)))) > limit:
+    if count(format_epic(entry_without(len(order)))) > limit:
         raise InvalidEntry(
             f"intent: the epic is over {limit} tokens even without its items; shorten the intent"
         )
     low, high = 1, len(order)  # the smallest n that fits is in [low, high]
     while low < high:
         middle = (low + high) // 2
-        if count(format_epic(without(middle))) <= limit:
+        if count(format_epic(entry_without(middle))) <= limit:
             high = middle
         else:
             low = middle + 1
-    return without(low), [entry.items[i] for i in order[:low]]
+    return entry_without(low), [entry.items[i] for i in order[:low]]
 
 
 def place_epic(existing: str, entry: Entry, replace: bool) -> tuple[str, str]:

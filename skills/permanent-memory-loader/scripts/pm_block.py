@@ -1,0 +1,114 @@
+# `permanent_memory.py load` (the default command): print the block; --format json and
+# --explain say how it was chosen (pm_report).
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from typing import Any, NamedTuple
+
+import pm_cli
+import pm_limits
+from pm_files import read_memory
+from pm_load import Summary, summarise
+from pm_render import Budget
+from pm_report import ReportInputs, explain_text, summary_json
+from pm_tokens import Tokenizer
+
+HELP = "print the block (the default command)"
+
+
+def add_block_options(parser: argparse.ArgumentParser) -> None:
+    """The options of load and inspect: where the file is, the budget, the clock, the counter."""
+    pm_cli.add_project_dir(parser)
+    pm_cli.add_file(parser)
+    parser.add_argument(
+        "--target",
+        type=pm_cli.positive(pm_limits.MIN_TOKEN_TARGET),
+        default=pm_limits.TOKEN_TARGET,
+        metavar="N",
+        help=f"token target of the block (default {pm_limits.TOKEN_TARGET})",
+    )
+    parser.add_argument(
+        "--hard-cap",
+        type=pm_cli.positive(pm_limits.MIN_HARD_CAP),
+        default=pm_limits.HARD_CAP,
+        metavar="N",
+        help=f"tokens the block never exceeds (default {pm_limits.HARD_CAP})",
+    )
+    parser.add_argument(
+        "--stale-days",
+        type=pm_cli.positive(pm_limits.MIN_STALE_DAYS),
+        default=pm_limits.STALE_DAYS,
+        metavar="N",
+        help=f"epics completed more than N days ago are flagged (default {pm_limits.STALE_DAYS})",
+    )
+    parser.add_argument(
+        "--now",
+        type=pm_cli.timestamp,
+        metavar="ISO8601",
+        help="the time to judge staleness by (default: now, UTC)",
+    )
+    pm_cli.add_tokenizer(parser, "the conservative byte estimate")
+    pm_cli.add_format(parser)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = pm_cli.command_parser("load", "Print the permanent-memory block.")
+    add_block_options(parser)
+    parser.add_argument(
+        "--explain",
+        action="store_true",
+        help="also print, on stderr, the tokens per level and why a level was chosen",
+    )
+    return parser
+
+
+class LoadedSummary(NamedTuple):
+    summary: Summary
+    tokenizer: Tokenizer
+    path: str
+    now: datetime
+
+    def report_inputs(self) -> ReportInputs:
+        tokenizer = self.tokenizer
+        tokenizer.ensure_loaded()  # may not have been needed for the block itself
+        if tokenizer.exact:
+            detail = f"{tokenizer.engine}, {tokenizer.source}"
+        else:
+            detail = f"UTF-8 bytes, never fewer than the real count; {tokenizer.problem}"
+        return ReportInputs(self.path, tokenizer.name, detail, self.now)
+
+    def json_data(self) -> dict[str, Any]:
+        return summary_json(self.summary, self.report_inputs(), self.tokenizer.count)
+
+
+def load_summary(args: argparse.Namespace) -> LoadedSummary | None:
+    found = read_memory(args.file, args.project_dir)
+    if found is None:
+        return None
+    tokenizer = Tokenizer(allow_exact=args.tokenizer == "auto")
+    now = args.now or datetime.now(timezone.utc)
+    budget = Budget(target=args.target, hard_cap=args.hard_cap, stale_days=args.stale_days)
+    summary = summarise(found.data, found.size, budget, tokenizer, now)
+    return LoadedSummary(summary, tokenizer, found.path, now)
+
+
+def load(args: argparse.Namespace) -> int:
+    loaded = load_summary(args)
+    if loaded is None:
+        return 0
+    if args.format == "json":
+        pm_cli.emit_json(loaded.json_data())
+    else:
+        sys.stdout.write(loaded.summary.block.text)
+    if args.explain:
+        inputs = loaded.report_inputs()
+        sys.stderr.write(explain_text(loaded.summary, inputs, loaded.tokenizer.count))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = pm_cli.parse_args(build_parser(), sys.argv[1:] if argv is None else argv)
+    return pm_cli.run(lambda: load(args))

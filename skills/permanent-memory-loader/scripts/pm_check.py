@@ -1,0 +1,147 @@
+# `permanent_memory.py check`: validate permanent memory files (pm_write_check finds the
+# problems), one PATH:LINE: LEVEL: MESSAGE line each, then a summary per file; exit 1 on an
+# error. Also a pre-commit hook: it takes the files as arguments.
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import pm_cli
+from pm_cli import MEMORY_FILE, WriteCounting, plural, project_dir, say
+from pm_files import MAX_FILE_BYTES, UTF16_BOMS, first_undecodable, inside, read_bytes
+from pm_load import decode
+from pm_render import SKIP_TOKENS
+from pm_write_check import ERROR, WARNING, Finding, check_text
+from pm_write_epic import MAX_EPIC_TOKENS
+
+HELP = "validate the file's format; exit 1 on errors"
+
+
+def read_for_check(path: str, root: Path | None = None) -> tuple[str, list[Finding]] | None:
+    """The normalised text and findings about its encoding; None when there is no file. With
+    `root`, the file is the project's own and must not lead outside it."""
+    if path == "-":
+        data: bytes = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
+    else:
+        if root is not None:
+            inside(root, Path(path))
+        found = read_bytes(Path(path), follow=True)
+        if found is None:
+            return None
+        data = found[0]
+    findings = []
+    if data.startswith(UTF16_BOMS):
+        findings.append(
+            Finding(1, WARNING, "UTF-16 text: the loader reads it, add and archive need UTF-8")
+        )
+    else:
+        bad = first_undecodable(data)
+        if bad is not None:
+            findings.append(
+                Finding(bad[1], ERROR, f"not UTF-8 (byte {bad[0]}); the loader shows \ufffd for it")
+            )
+    return decode(data), findings
+
+
+def check(args: argparse.Namespace) -> int:
+    paths: list[str] = list(args.files)
+    if args.file is not None:
+        paths.append(args.file)
+    default = not paths
+    root = project_dir(args.project_dir) if default else None
+    if root is not None:
+        paths = [str(root / MEMORY_FILE)]
+    counting: WriteCounting | None = None
+    status = 0
+    results = []
+    for path in paths:
+        found = read_for_check(path, root)
+        if found is None:
+            if default:
+                sys.stdout.write(f"no permanent memory file at {path}\n")
+                return 0
+            say(f"error: permanent memory file not found: {path}")
+            status = 1
+            continue
+        text, encoding_findings = found
+        counting = counting or pm_cli.write_counting(args.tokenizer)
+        report = check_text(
+            text, counting.count, counting.line_count, counting.line_budget, args.max_tokens
+        )
+        findings = sorted(encoding_findings + report.findings, key=lambda finding: finding.line)
+        errors = sum(1 for finding in findings if finding.level == ERROR)
+        warnings = len(findings) - errors
+        if errors:
+            status = 1
+        results.append((path, report, findings, errors, warnings))
+    if args.format == "json":
+        pm_cli.emit_json(
+            {
+                "files": [
+                    {
+                        "path": path,
+                        "tokens": report.tokens,
+                        "max_tokens": args.max_tokens,
+                        "epics": [
+                            {"id": size.epic_id, "line": size.line, "tokens": size.tokens}
+                            for size in report.epics
+                        ],
+                        "findings": [
+                            {"line": line, "level": level, "message": message}
+                            for line, level, message in findings
+                        ],
+                        "errors": errors,
+                        "warnings": warnings,
+                    }
+                    for path, report, findings, errors, warnings in results
+                ],
+                "tokenizer": counting.tokenizer_name if counting else None,
+            }
+        )
+        return status
+    for path, report, findings, errors, warnings in results:
+        for line, level, message in findings:
+            sys.stdout.write(f"{path}:{line}: {level}: {message}\n")
+        assert counting is not None
+        sys.stdout.write(
+            f"{path}: {plural(len(report.epics), 'epic')}, {report.tokens} {counting.unit} "
+            f"(max {args.max_tokens}): {plural(errors, 'error')}, "
+            f"{plural(warnings, 'warning')}\n"
+        )
+    return status
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = pm_cli.command_parser(
+        "check",
+        "One line per finding, PATH:LINE: LEVEL: MESSAGE, then a summary per file. "
+        "Errors: unknown subsections, unreadable Completed dates, duplicate IDs, "
+        "conflict markers and epics torn by a line-based merge, a file over --max-tokens. "
+        f"Warnings: lines the loader cuts, epics over {MAX_EPIC_TOKENS} tokens, epics without "
+        "a completion date. Exit 1 when there is an error.",
+    )
+    pm_cli.add_project_dir(parser)
+    pm_cli.add_file(
+        parser,
+        "file to check, or - for stdin (default: PROJECT/.claude/memory/permanent_memory.md)",
+    )
+    pm_cli.add_tokenizer(parser, "UTF-8 bytes / 4")
+    pm_cli.add_format(parser)
+    parser.add_argument(
+        "files", nargs="*", metavar="FILE", help="files to check (pre-commit passes them)"
+    )
+    parser.add_argument(
+        "--max-tokens",
+        type=pm_cli.positive(1),
+        default=SKIP_TOKENS,
+        metavar="N",
+        help=f"the file's ceiling (default {SKIP_TOKENS})",
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = pm_cli.parse_args(build_parser(), sys.argv[1:] if argv is None else argv)
+    return pm_cli.run(lambda: check(args))

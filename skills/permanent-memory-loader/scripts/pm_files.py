@@ -1,0 +1,177 @@
+# The loader's file layer: the memory file found and read for the commands that show it
+# (load, inspect, show), and read and written back by those that change it (add, archive,
+# merge), keeping its line ends, byte-order mark and permissions.
+#
+# Writes take an exclusive lock on the memory file's directory (the directory, not a lock file:
+# nothing extra appears in the user's repository, and unlike the memory file itself it is never
+# replaced) and land atomically (memory_io).
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from pathlib import Path
+from typing import NamedTuple
+
+import memory_io
+from pm_cli import MEMORY_FILE, project_dir
+from pm_errors import LoaderError, MemoryFileError
+from pm_file import read_memory_file
+from pm_parse import normalise_text
+
+MAX_FILE_BYTES = 64 * 1024 * 1024
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO in the file's place must not hang us
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
+class MemoryBytes(NamedTuple):
+    path: str  # as shown in messages ("-" for stdin)
+    data: bytes | None  # None when too large to be worth reading
+    size: int
+
+
+def read_memory(file: str | None, project: str | None) -> MemoryBytes | None:
+    """The memory file to show: --file (anywhere, or - for stdin), else the project's own, which
+    must not lead outside the project. None: the project has no file, say nothing."""
+    if file == "-":
+        data = sys.stdin.buffer.read()
+        return MemoryBytes("-", data, len(data))
+    root: Path | None = None
+    if file is None:
+        root = project_dir(project)
+        path = root / MEMORY_FILE
+    else:
+        path = Path(file)
+    explicit = root is None
+    if path.name == "manual_overrides.md":
+        raise LoaderError(f"{path}: manual_overrides.md is user-curated and never loaded")
+    try:
+        data, size = read_memory_file(str(path), None if root is None else str(root))
+    except (FileNotFoundError, NotADirectoryError):
+        if explicit:
+            raise LoaderError(f"permanent memory file not found: {path}") from None
+        return None
+    except OSError as exc:
+        raise LoaderError(f"cannot read {path}: {exc.strerror or exc}") from None
+    return MemoryBytes(str(path), data, size)
+
+
+class FileText(NamedTuple):
+    text: str  # line ends normalised to LF, no BOM
+    crlf: bool  # written back with CRLF line ends
+    bom: bool  # written back with a UTF-8 BOM
+    mode: int  # permission bits, kept when the file is replaced
+
+    def encode(self, text: str) -> bytes:
+        return encode_as(text, self)
+
+
+def encode_as(text: str, like: FileText | None) -> bytes:
+    if like is not None and like.crlf:
+        text = text.replace("\n", "\r\n")
+    if like is not None and like.bom:
+        text = "\ufeff" + text
+    return text.encode("utf-8")
+
+
+def read_bytes(path: Path, follow: bool) -> tuple[bytes, int] | None:
+    """The file's bytes and permission bits; None when it does not exist."""
+    flags = os.O_RDONLY | _O_NONBLOCK | _O_CLOEXEC | (0 if follow else _O_NOFOLLOW)
+    try:
+        fd = os.open(path, flags)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as exc:
+        if not follow and os.path.islink(path):
+            raise MemoryFileError(
+                f"{path} is a symbolic link; add and archive replace the file, which would "
+                "break the link: give --file the real file"
+            ) from None
+        raise MemoryFileError(f"cannot read {path}: {exc.strerror or exc}") from None
+    try:
+        status = os.fstat(fd)
+        if not stat.S_ISREG(status.st_mode):
+            raise MemoryFileError(f"{path} is not a regular file")
+        if status.st_size > MAX_FILE_BYTES:
+            raise MemoryFileError(f"{path} is over {MAX_FILE_BYTES // (1024 * 1024)} MiB")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise MemoryFileError(f"cannot read {path}: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    if len(data) > MAX_FILE_BYTES:
+        raise MemoryFileError(f"{path} is over {MAX_FILE_BYTES // (1024 * 1024)} MiB")
+    return data, stat.S_IMODE(status.st_mode)
+
+
+def first_undecodable(data: bytes) -> tuple[int, int] | None:
+    """(byte offset, line number) of the first byte that is not UTF-8, or None."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start, data[: exc.start].count(b"\n") + 1
+    return None
+
+
+def read_for_writing(path: Path) -> FileText | None:
+    found = read_bytes(path, follow=False)
+    if found is None:
+        return None
+    data, mode = found
+    if data.startswith(UTF16_BOMS):
+        raise MemoryFileError(
+            f"{path} is UTF-16 text; save it as UTF-8 first (this command writes UTF-8)"
+        )
+    bad = first_undecodable(data)
+    if bad is not None:
+        raise MemoryFileError(
+            f"{path} is not UTF-8 text (byte {bad[0]}, line {bad[1]}); fix it first, "
+            "nothing was written"
+        )
+    raw = data.decode("utf-8")
+    return FileText(normalise_text(raw), "\r\n" in raw, raw.startswith("\ufeff"), mode)
+
+
+def memory_path(file: str | None, project: str | None) -> tuple[Path, bool]:
+    """The permanent memory file to write and whether it was given with --file. The project's
+    own file (no --file) must not lead outside the project: a clone may link it, or
+    .claude/memory, to another project's, and a write through that link would land there."""
+    if file is not None:
+        path = Path(file)
+        explicit = True
+    else:
+        root = project_dir(project)
+        path = root / MEMORY_FILE
+        explicit = False
+        inside(root, path)
+    if path.name == "manual_overrides.md":
+        raise MemoryFileError(f"{path}: manual_overrides.md is user-curated; it is never written")
+    return path, explicit
+
+
+def inside(root: Path, path: Path) -> None:
+    try:
+        memory_io.inside_project(root, path)
+    except memory_io.OutsideProject as exc:
+        raise MemoryFileError(str(exc)) from None
+
+
+def make_dirs(directory: Path) -> None:
+    """Create `directory` and any missing parents, each made durable in its parent."""
+    missing = []
+    while not directory.exists():
+        missing.append(directory)
+        if directory.parent == directory:
+            break
+        directory = directory.parent
+    for folder in reversed(missing):
+        try:
+            folder.mkdir()
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            raise MemoryFileError(f"cannot create {folder}: {exc.strerror or exc}") from None
+        memory_io.fsync_dir(folder.parent)
