@@ -35,6 +35,7 @@ from hypothesis import strategies as st
 from pm_render import Budget
 from pm_write_epic import InvalidEntry
 from readme_test import console_examples, output_matches
+from support import LOADER, clean_env
 
 SCRIPT = LOADER_DIR / "permanent_memory.py"
 SKILL = LOADER_DIR.parent
@@ -1580,3 +1581,160 @@ def test_demo_readme_add_load_archive(tmp_path: Path) -> None:
         assert output_matches(expected, result.stdout.splitlines()), (example.line, result.stdout)
     assert _digest(DEMO) == before
     assert (scratch / ".claude" / "memory" / "archive" / "2026-11-29.md").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# The loader's writing commands: `archive` moves epics between two files and `add` rewrites the
+# memory file. Killed at random moments, or the moment a temp file appears, no epic may be lost
+# or torn, and a rerun must finish the job without duplicating anything.
+
+ARCHIVE_KILLS = int(os.environ.get("HARDENING_ARCHIVE_KILLS", "60"))
+
+
+def _epics_by_id(text: str) -> dict[str, str]:
+    import re
+
+    parts = re.split(r"(?m)^(?=## Epic: )", text)
+    out: dict[str, str] = {}
+    for part in parts:
+        if part.startswith("## Epic: "):
+            eid = part.split()[2]
+            assert eid not in out, f"epic {eid} twice in one file"
+            out[eid] = part.rstrip("\n")
+    return out
+
+
+def _original_memory() -> str:
+    body = " ".join(["decision"] * 60)
+    return "".join(
+        f"## Epic: E-{i:03d} — intent {i}\n"
+        f"**Completed:** 2025-{1 + i % 12:02d}-{1 + i % 28:02d}\n\n"
+        f"### Architectural decisions\n- {body} {i}\n\n### Gotchas discovered\n- gotcha {i}\n\n"
+        for i in range(60)
+    )
+
+
+def _memory_state(memdir: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """(epics in the memory file, epics in its archive files), by ID."""
+    kept = _epics_by_id((memdir / "permanent_memory.md").read_text(encoding="utf-8"))
+    archived: dict[str, str] = {}
+    folder = memdir / "archive"
+    for f in sorted(folder.glob("*.md")) if folder.is_dir() else []:
+        for eid, text in _epics_by_id(f.read_text(encoding="utf-8")).items():
+            assert eid not in archived, f"{eid} archived twice"
+            archived[eid] = text
+    return kept, archived
+
+
+def test_sigkill_archive_and_add_campaign(tmp_path: Path) -> None:
+    env = clean_env(tmp_path)
+    rng = random.Random(int(os.environ.get("HARDENING_SEED", "20260601")) + 1)
+    original = _original_memory()
+    sections = _epics_by_id(original)
+    kills = rounds = windows = finished = 0
+    scale = 0.4
+    deadline = time.monotonic() + 60
+    while kills < ARCHIVE_KILLS and time.monotonic() < deadline:
+        rounds += 1
+        proj = tmp_path / f"p{rounds}"
+        memdir = proj / ".claude" / "memory"
+        memdir.mkdir(parents=True)
+        main = memdir / "permanent_memory.md"
+        main.write_text(original, encoding="utf-8")
+        new_epic = tmp_path / f"add{rounds}.json"
+        new_epic.write_text(
+            json.dumps(
+                {
+                    "id": f"NEW-{rounds}",
+                    "intent": "added",
+                    "decisions": [f"added in round {rounds}"],
+                }
+            )
+        )
+        base = [sys.executable, str(LOADER)]
+        common = ["--project-dir", str(proj), "--tokenizer", "estimate"]
+        procs = [
+            subprocess.Popen(
+                [*base, "archive", *common, "--max-tokens", "4000"],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+            ),
+            subprocess.Popen(
+                [*base, "add", *common, "--input", str(new_epic)],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+            ),
+        ]
+        t0 = time.monotonic()
+        if rounds % 2:
+            for proc, delay in sorted(
+                ((p, rng.uniform(0, scale)) for p in procs), key=lambda x: x[1]
+            ):
+                time.sleep(max(0.0, t0 + delay - time.monotonic()))
+                if proc.poll() is None:
+                    proc.send_signal(signal.SIGKILL)
+                    kills += 1
+        else:
+            while time.monotonic() - t0 < 10 and any(p.poll() is None for p in procs):
+                names = [
+                    e.name
+                    for root in (memdir, memdir / "archive")
+                    if root.is_dir()
+                    for e in os.scandir(root)
+                    if ".tmp-" in e.name
+                ]
+                if names:
+                    for proc in procs:
+                        if proc.poll() is None:
+                            proc.send_signal(signal.SIGKILL)
+                            kills += 1
+                    windows += 1
+                    break
+        codes = []
+        for proc in procs:
+            proc.wait(timeout=60)
+            err = proc.stderr.read().decode() if proc.stderr else ""
+            if proc.stderr:
+                proc.stderr.close()
+            assert "Traceback" not in err, err
+            assert proc.returncode in (0, -signal.SIGKILL), (proc.returncode, err)
+            codes.append(proc.returncode)
+        finished += codes.count(0)
+        if rounds % 6 == 0:
+            scale *= 1.3 if finished < rounds * 2 / 3 else 0.8
+
+        kept, archived = _memory_state(memdir)
+        for eid, text in {**kept, **archived}.items():
+            if eid.startswith("NEW-"):
+                assert "added in round" in text, f"torn added epic: {text!r}"
+            else:
+                assert text == sections[eid], f"epic {eid} torn or altered"
+        assert set(sections) <= set(kept) | set(archived), "an epic was lost"
+        if codes[1] == 0:
+            assert f"NEW-{rounds}" in set(kept) | set(archived), "a finished add was lost"
+        # A rerun finishes the job without duplicating anything.
+        rerun = subprocess.run(
+            [*base, "archive", *common, "--max-tokens", "4000"],
+            env=env,
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+        assert rerun.returncode == 0, rerun.stderr
+        kept, archived = _memory_state(memdir)
+        assert not set(kept) & set(archived), f"in both files: {sorted(set(kept) & set(archived))}"
+        assert set(sections) <= set(kept) | set(archived)
+    print(
+        "archive/add crash campaign:",
+        json.dumps(
+            {
+                "kills": kills,
+                "rounds": rounds,
+                "write_windows_caught": windows,
+                "finished": finished,
+            }
+        ),
+    )
+    assert kills >= ARCHIVE_KILLS, f"only {kills} kills"

@@ -22,9 +22,6 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable
 
-import mm_render
-import pm_hook
-import pm_render
 import pytest
 from conftest import LOADER_DIR, MANAGER_DIR
 from hypothesis import given
@@ -36,10 +33,11 @@ MANAGER = MANAGER_DIR / "memory_manager.py"
 
 LOADER_STAMP = "[permanent-memory | trust:file]"
 SESSION_STAMP = "[session-memory | trust:file]"
-# The limits every output is checked against, from the modules that define them.
-HARD_CAP = pm_render.Budget().hard_cap
-HOOK_LIMIT = pm_hook.HOOK_MAX_CHARS
-MANAGER_HOOK_LIMIT = mm_render.HOOK_LIMIT
+# The limits every output is checked against, from the modules that define them. Imported
+# once conftest has put the skill folders on sys.path: subprocesses import this module too.
+HARD_CAP = importlib.import_module("pm_render").Budget().hard_cap
+HOOK_LIMIT = importlib.import_module("pm_hook").HOOK_MAX_CHARS
+MANAGER_HOOK_LIMIT = importlib.import_module("mm_render").HOOK_LIMIT
 NOW = "2026-06-01T00:00:00Z"
 SNAP_NOW = "2026-01-04T12:00:00Z"
 SNAPSHOT_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}-\d{2}-\d{2}-[A-Za-z0-9_][A-Za-z0-9._-]*\.md$")
@@ -866,9 +864,16 @@ def hook_fuzz(monkeypatch: Any, mod_name: str, limit: int, stamp: str) -> dict[s
     return counts
 
 
-def hook_stdin_samples(proj: Path) -> list[bytes]:
-    """A few hostile hook inputs for the real entry points (stdin as Claude Code passes it)."""
-    return [
+def check_hook_stdin_samples(script: Path, limit: int, tmp_path: Path) -> None:
+    """A few hostile payloads through a real hook entry point (stdin as Claude Code passes it):
+    no traceback, exit 0, bounded output, quick, and session_id never used as a path."""
+    proj = tmp_path / "proj"
+    (proj / ".claude" / "memory").mkdir(parents=True)
+    (proj / ".claude" / "memory" / "permanent_memory.md").write_bytes(
+        (CORPUS / "permanent" / "seed-example.md").read_bytes()
+    )
+    env = clean_env(tmp_path)
+    samples = [
         b"",
         b"\xff\xfe\x00garbage",
         b"null",
@@ -887,3 +892,10 @@ def hook_stdin_samples(proj: Path) -> list[bytes]:
         b'{"cwd": 5, "session_id": {"a": 1}}',
         b"\x00" * 100_000,
     ]
+    for payload in samples:
+        res = run(script, ["hook"], env=env, stdin=payload, cwd=tmp_path, timeout=30)
+        assert "Traceback" not in res.err, (script.name, payload[:30], res.err)
+        assert res.code == 0, (script.name, payload[:30], res.code)
+        assert len(res.out) <= limit
+        assert res.seconds < 5, (script.name, payload[:30], res.seconds)
+    assert not (tmp_path.parent / "x").exists()
