@@ -14,7 +14,6 @@ import pm_cli
 from pm_cli import PROG, say
 from pm_epic_lines import LinesError, parse_epic_lines
 from pm_errors import MemoryFileError
-from pm_files import encode_as, make_dirs, memory_path, read_for_writing
 from pm_render import SKIP_TOKENS
 from pm_write_epic import (
     MAX_EPIC_TOKENS,
@@ -29,6 +28,7 @@ from pm_write_epic import (
     trimmed_note,
     verify_epic,
 )
+from pm_write_file import encode_as, make_dirs, memory_path, read_for_writing
 
 HELP = "append one finished epic from JSON or the line form"
 MAX_INPUT_BYTES = 1024 * 1024

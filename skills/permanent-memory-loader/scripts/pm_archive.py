@@ -14,9 +14,9 @@ import memory_io
 import pm_cli
 from pm_cli import plural
 from pm_errors import MemoryFileError
-from pm_files import encode_as, inside, make_dirs, memory_path, read_for_writing
 from pm_render import SKIP_TOKENS
 from pm_write_archive import ARCHIVE_DIR, archive_text, plan_archive
+from pm_write_file import encode_as, inside, make_dirs, memory_path, read_for_writing
 
 HELP = "move the oldest epics to .claude/memory/archive/ until the file is small enough"
 

@@ -6,11 +6,14 @@ import argparse
 import sys
 from collections.abc import Sequence
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import pm_cli
+import pm_file
 import pm_limits
-from pm_files import read_memory
+from pm_cli import MEMORY_FILE, project_dir
+from pm_errors import LoaderError
 from pm_load import Summary, summarise
 from pm_render import Budget
 from pm_report import ReportInputs, explain_text, summary_json
@@ -63,6 +66,38 @@ def build_parser() -> argparse.ArgumentParser:
         help="also print, on stderr, the tokens per level and why a level was chosen",
     )
     return parser
+
+
+class MemoryBytes(NamedTuple):
+    path: str  # as shown in messages ("-" for stdin)
+    data: bytes | None  # None when too large to be worth reading
+    size: int
+
+
+def read_memory(file: str | None, project: str | None) -> MemoryBytes | None:
+    """The memory file to show: --file (anywhere, or - for stdin), else the project's own, which
+    must not lead outside the project. None: the project has no file, say nothing."""
+    if file == "-":
+        data = sys.stdin.buffer.read()
+        return MemoryBytes("-", data, len(data))
+    root: Path | None = None
+    if file is None:
+        root = project_dir(project)
+        path = root / MEMORY_FILE
+    else:
+        path = Path(file)
+    explicit = root is None
+    if path.name == "manual_overrides.md":
+        raise LoaderError(f"{path}: manual_overrides.md is user-curated and never loaded")
+    try:
+        data, size = pm_file.read_memory_file(str(path), None if root is None else str(root))
+    except (FileNotFoundError, NotADirectoryError):
+        if explicit:
+            raise LoaderError(f"permanent memory file not found: {path}") from None
+        return None
+    except OSError as exc:
+        raise LoaderError(f"cannot read {path}: {exc.strerror or exc}") from None
+    return MemoryBytes(str(path), data, size)
 
 
 class LoadedSummary(NamedTuple):

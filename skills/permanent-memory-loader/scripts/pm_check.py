@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pm_cli
 from pm_cli import MEMORY_FILE, WriteCounting, plural, project_dir, say
-from pm_files import MAX_FILE_BYTES, UTF16_BOMS, first_undecodable, inside, read_bytes
 from pm_load import decode
 from pm_render import SKIP_TOKENS
 from pm_write_check import ERROR, WARNING, Finding, check_text
 from pm_write_epic import MAX_EPIC_TOKENS
+from pm_write_file import MAX_FILE_BYTES, UTF16_BOMS, first_undecodable, inside, read_bytes
 
 HELP = "validate the file's format; exit 1 on errors"
 

@@ -14,8 +14,8 @@ import memory_io
 import pm_cli
 from pm_cli import PROG
 from pm_errors import MemoryFileError
-from pm_files import encode_as, read_for_writing
 from pm_merge import merge_permanent
+from pm_write_file import encode_as, read_for_writing
 
 HELP = "git merge driver: merge two versions of permanent_memory.md epic by epic"
 

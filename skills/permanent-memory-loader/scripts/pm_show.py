@@ -10,9 +10,9 @@ from collections.abc import Sequence
 
 import memory_text
 import pm_cli
+from pm_block import read_memory
 from pm_cli import MEMORY_FILE, PROG, project_dir
 from pm_errors import LoaderError
-from pm_files import read_memory
 from pm_load import decode
 from pm_parse import Epic, normalise_text, parse_permanent
 from pm_render import STAMP, safe_text

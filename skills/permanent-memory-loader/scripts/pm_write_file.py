@@ -1,6 +1,6 @@
-# The loader's file layer: the memory file found and read for the commands that show it
-# (load, inspect, show), and read and written back by those that change it (add, archive,
-# merge), keeping its line ends, byte-order mark and permissions.
+# The writing commands' file layer (add, archive, merge; check reads through it too): the memory
+# file read within a bound and as UTF-8, then written back keeping its line ends, byte-order
+# mark and permissions. (pm_file finds and reads it for the block.)
 #
 # Writes take an exclusive lock on the memory file's directory (the directory, not a lock file:
 # nothing extra appears in the user's repository, and unlike the memory file itself it is never
@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import os
 import stat
-import sys
 from pathlib import Path
 from typing import NamedTuple
 
 import memory_io
 from pm_cli import MEMORY_FILE, project_dir
-from pm_errors import LoaderError, MemoryFileError
-from pm_file import read_memory_file
+from pm_errors import MemoryFileError
 from pm_parse import normalise_text
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
@@ -24,38 +22,6 @@ _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO in the file's place must not hang us
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
-
-
-class MemoryBytes(NamedTuple):
-    path: str  # as shown in messages ("-" for stdin)
-    data: bytes | None  # None when too large to be worth reading
-    size: int
-
-
-def read_memory(file: str | None, project: str | None) -> MemoryBytes | None:
-    """The memory file to show: --file (anywhere, or - for stdin), else the project's own, which
-    must not lead outside the project. None: the project has no file, say nothing."""
-    if file == "-":
-        data = sys.stdin.buffer.read()
-        return MemoryBytes("-", data, len(data))
-    root: Path | None = None
-    if file is None:
-        root = project_dir(project)
-        path = root / MEMORY_FILE
-    else:
-        path = Path(file)
-    explicit = root is None
-    if path.name == "manual_overrides.md":
-        raise LoaderError(f"{path}: manual_overrides.md is user-curated and never loaded")
-    try:
-        data, size = read_memory_file(str(path), None if root is None else str(root))
-    except (FileNotFoundError, NotADirectoryError):
-        if explicit:
-            raise LoaderError(f"permanent memory file not found: {path}") from None
-        return None
-    except OSError as exc:
-        raise LoaderError(f"cannot read {path}: {exc.strerror or exc}") from None
-    return MemoryBytes(str(path), data, size)
 
 
 class FileText(NamedTuple):
