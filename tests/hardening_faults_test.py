@@ -1013,7 +1013,7 @@ def _outside_tree(tmp_path: Path) -> dict[str, bytes | str]:
     found: dict[str, bytes | str] = {}
     for dirpath, dirs, files in os.walk(tmp_path):
         rel = os.path.relpath(dirpath, tmp_path)
-        if rel.split(os.sep)[0] in ("proj", "plugin-data", "xdg-cache", "home"):
+        if rel.split(os.sep)[0] in ("proj", "plugin-data", "xdg", "home"):
             dirs[:] = []
             continue
         for name in files + [d for d in dirs if os.path.islink(os.path.join(dirpath, d))]:

@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +12,7 @@ import pytest
 import yaml
 from conftest import MANAGER_DIR
 from memory_io import DoctorCheck
+from support import clean_env
 
 GOOD = (
     "---\nschema_version: 1.1\nproject-name: p\nsession: 2026-05-01-10-00\nstatus: paused\n---\n"
@@ -131,7 +131,7 @@ def test_doctor_fails_without_pyyaml(tmp_path: Path) -> None:
     (stub / "__init__.py").write_text("raise ImportError('No module named yaml')\n")
     project = tmp_path / "project"
     (project / "memory").mkdir(parents=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_")}
+    env = clean_env()
     env.update(PYTHONPATH=str(stub.parent), CLAUDE_PROJECT_DIR=str(project))
     result = subprocess.run(
         [sys.executable, str(MANAGER_DIR / "memory_manager.py"), "doctor"],

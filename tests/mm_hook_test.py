@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -21,6 +20,7 @@ from support import (
     MANAGER_HOOK_LIMIT,
     SESSION_STAMP,
     check_hook_stdin_samples,
+    clean_env,
     hook_fuzz,
 )
 
@@ -40,7 +40,7 @@ def snapshot(memory: Path, session: str, project: str, checkpoint: str = "CP-S1"
 
 
 def env_for(tmp_path: Path, project: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_", "PYTHON"))}
+    env = clean_env(keep_python=False)
     env.update(
         CLAUDE_PROJECT_DIR=str(project),
         CLAUDE_PLUGIN_DATA=str(tmp_path / "data"),

@@ -15,6 +15,7 @@ from typing import Any
 import permanent_memory
 import pm_cache
 import pytest
+import support
 from conftest import LOADER_DIR, ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -106,14 +107,7 @@ def test_seed_golden_through_a_subprocess_matches() -> None:
 
 
 def clean_env(tmp: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_", "PYTHON"))}
-    env.update(
-        CLAUDE_PLUGIN_DATA=str(tmp / "plugin-data"),
-        HOME=str(tmp / "home"),
-        XDG_CACHE_HOME=str(tmp / "xdg"),
-    )
-    env.update(extra)
-    return env
+    return support.clean_env(tmp, keep_python=False, **extra)
 
 
 def run(

@@ -1421,7 +1421,7 @@ def test_runs_from_a_copied_skill_folder_in_another_directory(tmp_path: Path) ->
     shutil.copytree(SKILL, copy, ignore=shutil.ignore_patterns("__pycache__"))
     project = tmp_path / "project"
     project.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_")}
+    env = clean_env()
     env["CLAUDE_PROJECT_DIR"] = str(project)
     script = copy / "scripts" / "permanent_memory.py"
     results = [
@@ -1461,7 +1461,7 @@ def _in_skill_dir(command: str) -> str:
 def test_writing_md_example_records_an_epic_in_one_call(tmp_path: Path, form: str) -> None:
     markdown = WRITING_MD.read_text(encoding="utf-8")
     [heredoc] = [block for block in _bash_blocks(markdown) if form in block]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_")}
+    env = clean_env()
     env.update(CLAUDE_PROJECT_DIR=str(tmp_path))
     added = subprocess.run(
         ["bash", "-c", _in_skill_dir(heredoc)],
@@ -1505,7 +1505,7 @@ def test_writing_md_commands_run(tmp_path: Path) -> None:
     path = memory_file(tmp_path)
     path.parent.mkdir(parents=True)
     shutil.copy(CASES / "seed-example" / "permanent_memory.md", path)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_")}
+    env = clean_env()
     env.update(CLAUDE_PROJECT_DIR=str(tmp_path))
     for line in lines:
         result = subprocess.run(
@@ -1563,7 +1563,7 @@ def test_demo_readme_add_load_archive(tmp_path: Path) -> None:
     assert "permanent-memory add" in examples[1].command
     scratch = tmp_path / "billing-api"
     before = _digest(DEMO)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_")}
+    env = clean_env()
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     for example in examples:
         command = example.command.replace("/tmp/billing-api", str(scratch))

@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 import pytest
 from conftest import LOADER_DIR, MANAGER_DIR, ROOT
+from support import clean_env
 
 DEMO = ROOT / "examples" / "demo-project"
 NOW = "2026-11-29T12:00:00Z"
@@ -87,7 +88,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
 
 
 def _run(cmd: Sequence[str | Path], cwd: Path) -> tuple[int, str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_")}
+    env = clean_env()
     env["NO_COLOR"] = "1"
     env["XDG_CACHE_HOME"] = str(cwd / "cache")  # doctor probes the cache dir
     result = subprocess.run(

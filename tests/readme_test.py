@@ -29,7 +29,7 @@ from typing import NamedTuple
 
 import pytest
 from conftest import LOADER_DIR, ROOT
-from support import git_env
+from support import clean_env, git_env
 
 README = ROOT / "README.md"
 PAGES = [
@@ -321,7 +321,7 @@ def test_readme_sample_of_the_demo_output_is_true_on_its_date() -> None:
 
 def test_first_command_shows_both_blocks() -> None:
     assert EXAMPLES[0].command == DEMO_COMMAND
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CLAUDE_")}
+    env = clean_env()
     result = subprocess.run(
         ["bash", "-c", DEMO_COMMAND],
         cwd=ROOT,

@@ -131,15 +131,19 @@ class Result:
     seconds: float = 0.0
 
 
-def clean_env(tmp: Path | None = None, **extra: str) -> dict[str, str]:
+def clean_env(tmp: Path | None = None, *, keep_python: bool = True, **extra: str) -> dict[str, str]:
     """This environment without what an enclosing session or the user's git set (CLAUDE_*,
-    GIT_*); with `tmp`, HOME and the caches under it, so nothing outside the test is touched."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("CLAUDE_", "GIT_"))}
+    GIT_*); with `tmp`, HOME and the caches under it, so nothing outside the test is touched.
+    keep_python=False drops the PYTHON* variables too: the interpreter then starts as Claude
+    Code starts a hook (bytecode written, the locale's encoding)."""
+    dropped = ("CLAUDE_", "GIT_") if keep_python else ("CLAUDE_", "GIT_", "PYTHON")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(dropped)}
     if tmp is not None:
         env["CLAUDE_PLUGIN_DATA"] = str(tmp / "plugin-data")
-        env["XDG_CACHE_HOME"] = str(tmp / "xdg-cache")
+        env["XDG_CACHE_HOME"] = str(tmp / "xdg")
         env["HOME"] = str(tmp / "home")
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    if keep_python:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
     env.update(extra)
     return env
 
