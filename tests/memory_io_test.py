@@ -381,3 +381,24 @@ def test_doctor_report_text_and_json(memory_io: ModuleType) -> None:
     assert repr(checks[0]) == (
         "DoctorCheck(name='python', status='ok', detail='Python 3.12.1', fix='')"
     )
+
+
+def test_hook_json_is_what_the_json_package_writes_and_reads(memory_io: ModuleType) -> None:
+    import json
+
+    context, message = '[block]\n\u00e9 "quoted" \\ \x01\n', "project-memory: 1 epic \u00b7 x"
+    written = memory_io.hook_json("SessionStart", context, message)
+    expected = {
+        "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context},
+        "systemMessage": message,
+    }
+    assert written == json.dumps(expected, ensure_ascii=False) + "\n"
+    assert (
+        memory_io.hook_json("X", "c")
+        == json.dumps({"hookSpecificOutput": {"hookEventName": "X", "additionalContext": "c"}})
+        + "\n"
+    )
+    assert memory_io.scan_json(written.strip()) == expected
+    for bad in ("", "{", '{"a": 1} 2', "nope"):
+        with pytest.raises(ValueError):
+            memory_io.scan_json(bad)

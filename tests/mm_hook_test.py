@@ -156,7 +156,7 @@ def test_a_hit_imports_neither_yaml_nor_argparse_nor_typing(tmp_path: Path, proj
 
     imported = names(result.stderr) - names(floor.stderr)
     assert "mm_hook" in imported
-    heavy = {"yaml", "argparse", "mm_resume", "mm_snapshot", "pathlib", "typing"}
+    heavy = {"yaml", "argparse", "json", "mm_resume", "mm_snapshot", "pathlib", "typing"}
     assert not imported & heavy, imported
     assert (
         json.loads(result.stdout)["systemMessage"] == "project-memory: resumed billing-api at CP-S2"

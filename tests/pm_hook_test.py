@@ -151,3 +151,29 @@ def test_loader_hook_stdin(monkeypatch: Any) -> None:
 
 def test_loader_hook_stdin_subprocess(tmp_path: Path) -> None:
     check_hook_stdin_samples(LOADER, HOOK_LIMIT, tmp_path)
+
+
+def test_a_fresh_interpreter_reports_input_that_is_not_json(tmp_path: Path) -> None:
+    # Where json.decoder is not loaded, the C scanner fails on bad input with a SystemError on
+    # Python 3.11; the hook still says what is wrong, not that it broke.
+    import subprocess
+    import sys
+
+    from conftest import LOADER_DIR
+
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "CLAUDE_PROJECT_DIR": str(tmp_path)}
+    for text in ("{", "[1", "nope"):
+        done = subprocess.run(
+            [sys.executable, str(LOADER_DIR / "permanent_memory.py"), "hook"],
+            input=text,
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=60,
+            check=False,
+        )
+        assert (done.returncode, done.stdout, done.stderr) == (
+            0,
+            "",
+            "permanent-memory hook: stdin is not Claude Code hook JSON; nothing emitted\n",
+        )

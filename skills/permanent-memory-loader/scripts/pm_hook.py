@@ -3,9 +3,10 @@
 # block from the cache (pm_cache) or render and store it on a miss (pm_load), and print it once
 # per session as hook JSON, or stay silent. The steady state uses only modules a bare
 # interpreter has already loaded, plus this one, pm_cache, pm_file, memory_io, _json and _blake2
-# (the json package would pull in `re`). This lives in a module rather than in
-# permanent_memory.py because Python caches a module's bytecode but compiles a script on every
-# run; compiling this code was most of the hook's cost on a bare interpreter.
+# (memory_io reads and writes hook JSON with _json: the json package would cost more). This
+# lives in a module rather than in permanent_memory.py because Python caches a module's bytecode
+# but compiles a script on every run; compiling this code was most of the hook's cost on a bare
+# interpreter.
 # No `from __future__ import annotations`: it is an import too; annotations here are strings.
 import os
 import sys
@@ -40,26 +41,6 @@ def hook() -> int:
     return 0
 
 
-def json_string(text: str) -> str:
-    try:
-        from _json import encode_basestring
-    except ImportError:  # no C accelerator: the json package
-        from json import dumps
-
-        return dumps(text, ensure_ascii=False)
-    return str(encode_basestring(text))
-
-
-def hook_json(event: str, context: str, message: str = "") -> str:
-    """The hook's stdout: context for the model as hook JSON, and a line for the user
-    (`systemMessage`, shown by the client and never sent to the model) when message is set."""
-    shown = f', "systemMessage": {json_string(message)}' if message else ""
-    return (
-        f'{{"hookSpecificOutput": {{"hookEventName": {json_string(event)}, '
-        f'"additionalContext": {json_string(context)}}}{shown}}}\n'
-    )
-
-
 def hook_output() -> str:
     stdin = sys.stdin
     raw = b"" if stdin is None or stdin.isatty() else stdin.buffer.read()
@@ -72,22 +53,8 @@ def hook_output() -> str:
         return ""
     event = payload.get("hook_event_name")
     if event in CONTEXT_EVENTS:
-        return hook_json(str(event), block)
+        return memory_io.hook_json(str(event), block)
     return block  # no known event (a run by hand, an older client): the plain block
-
-
-class _JsonContext:
-    # What the standard json package's C scanner reads from its decoder. The package itself would
-    # cost the hook far more than the scanner: `import json` (json.decoder,
-    # json.scanner, json.encoder, and `re` where nothing loaded it yet) measured 3.3-7.7 ms
-    # cumulative with -X importtime, against 0.4 ms for `_json`: 5-11 % of `python3 -c pass` on
-    # the same machine (about 70 ms of CPU), most of what the hook may cost beyond that floor.
-    strict = True
-    object_hook = None
-    object_pairs_hook = None
-    parse_float = float
-    parse_int = int
-    parse_constant = float
 
 
 def parse_hook_json(raw: bytes) -> "dict[str, Any] | None":
@@ -96,17 +63,8 @@ def parse_hook_json(raw: bytes) -> "dict[str, Any] | None":
         text = raw.decode("utf-8").strip()
         if not text:
             return {}
-        try:
-            from _json import make_scanner
-        except ImportError:  # no C accelerator: the json package
-            from json import loads
-
-            value = loads(text)
-        else:
-            value, end = make_scanner(_JsonContext)(text, 0)  # type: ignore[arg-type]
-            if end != len(text):
-                return None
-    except (ValueError, StopIteration, RecursionError):
+        value = memory_io.scan_json(text)
+    except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
 

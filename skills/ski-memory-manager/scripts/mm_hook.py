@@ -13,16 +13,16 @@
 # block is never one the clock has made wrong.
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
-from collections.abc import Mapping
 
 import memory_io
 
-TYPE_CHECKING = False  # typing is not imported at run time: the hook starts every session
+# Neither typing nor the json package is imported at run time: the hook starts every session.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Mapping
     from typing import Any
 
 CACHE_FORMAT = "mm-resume-1"
@@ -101,7 +101,8 @@ def cached_resume(slot: str, key: str, now: float) -> tuple[str, str] | None:
     """The cached (block, status), or None when there is none or it may no longer be true."""
     try:
         with open(slot, "rb") as handle:
-            entry = json.loads(handle.read(MAX_ENTRY_BYTES))
+            data = handle.read(MAX_ENTRY_BYTES)
+        entry: Any = memory_io.scan_json(data.decode("utf-8", "surrogatepass").strip(" \t\n\r"))
         if entry["format"] != CACHE_FORMAT or entry["key"] != key:
             return None
         valid_until = entry["valid_until"]
@@ -133,6 +134,7 @@ def store_resume(
     """Cache a resume block and its status (made) in slot under key, with what decides it: the
     memory folder, the digest of its names, each snapshot's stamp, and the moment the clock would
     change it (None: never). cached_resume reads it back."""
+    import json
     from pathlib import Path
 
     entry = {
@@ -195,19 +197,16 @@ def session_start_output(
     if not blocks or event != "SessionStart":
         return blocks
     parts = [status for block, status in (permanent, resume) if block and status]
-    output: dict[str, Any] = {
-        "hookSpecificOutput": {"hookEventName": event, "additionalContext": blocks}
-    }
-    if show_status and parts:
-        output["systemMessage"] = "project-memory: " + " \u00b7 ".join(parts)
-    return json.dumps(output, ensure_ascii=False) + "\n"
+    message = "project-memory: " + " \u00b7 ".join(parts) if show_status and parts else ""
+    return memory_io.hook_json(event, blocks, message)
 
 
 def read_payload() -> dict[str, Any]:
     stdin = sys.stdin
     raw = stdin.buffer.read(MAX_HOOK_STDIN) if hasattr(stdin, "buffer") else b""
     try:
-        parsed = json.loads(raw.decode("utf-8", "replace")) if raw.strip() else {}
+        text = raw.decode("utf-8", "replace").strip(" \t\n\r")  # what json.loads skips
+        parsed = memory_io.scan_json(text) if raw.strip() else {}
     except (ValueError, RecursionError):
         say("note: hook input is not JSON; using the environment and working directory")
         return {}
