@@ -493,26 +493,31 @@ def test_block_sizes_measured_with_the_real_encoding() -> None:
     assert token_count("[permanent-memory | trust:file]\n") == (8, "cl100k_base")
 
 
+def _wide_epics(long_intent: bool) -> str:
+    """18 epics whose every subsection holds one 118-character line of long words: far more than
+    10,000 characters at a 2000-token budget."""
+    words = "configuration implementation documentation internationalization responsibilities"
+    line = (words + " ") * 3
+    intent = line[:60] if long_intent else "x"
+    headings = (
+        "Architectural decisions",
+        "Gotchas discovered",
+        "Anti-patterns to avoid",
+        "Patterns that worked",
+        "Conflicts encountered",
+        "Tentative (low confidence)",
+    )
+    return "".join(
+        f"## Epic: W-{i:03d} — {intent}\n**Completed:** 2026-11-01\n"
+        + "".join(f"### {h}\n- {line[:118]}\n" for h in headings)
+        for i in range(18)
+    )
+
+
 def test_loader_hook_bounded_at_the_largest_options(tmp_path: Path) -> None:
     """plugin.json allows a hard cap of 2000 tokens; wide lines of long words make that far more
     than 10,000 characters. The hook still stays under 10,000."""
-    words = "configuration implementation documentation internationalization responsibilities"
-    line = (words + " ") * 3
-    text = "".join(
-        f"## Epic: W-{i:03d} — {line[:60]}\n**Completed:** 2026-11-01\n"
-        + "".join(
-            f"### {h}\n- {line[:118]}\n"
-            for h in (
-                "Architectural decisions",
-                "Gotchas discovered",
-                "Anti-patterns to avoid",
-                "Patterns that worked",
-                "Conflicts encountered",
-                "Tentative (low confidence)",
-            )
-        )
-        for i in range(18)
-    )
+    text = _wide_epics(long_intent=True)
     proj = _project(tmp_path, text.encode())
     env = clean_env(
         tmp_path, CLAUDE_PLUGIN_OPTION_HARD_CAP="2000", CLAUDE_PLUGIN_OPTION_TOKEN_TARGET="2000"
@@ -537,23 +542,7 @@ def test_loader_hook_bounded_at_the_largest_options(tmp_path: Path) -> None:
 def test_explain_reason_when_characters_decide(tmp_path: Path) -> None:
     """When the 9,000-character guard, not the token target, rules out L0-L2, the reported
     reason must not claim the chosen level is the first within the target (FINDINGS F11)."""
-    words = "configuration implementation documentation internationalization responsibilities"
-    line = (words + " ") * 3
-    text = "".join(
-        f"## Epic: W-{i:03d} — x\n**Completed:** 2026-11-01\n"
-        + "".join(
-            f"### {h}\n- {line[:118]}\n"
-            for h in (
-                "Architectural decisions",
-                "Gotchas discovered",
-                "Anti-patterns to avoid",
-                "Patterns that worked",
-                "Conflicts encountered",
-                "Tentative (low confidence)",
-            )
-        )
-        for i in range(18)
-    )
+    text = _wide_epics(long_intent=False)
     proj = _project(tmp_path, text.encode())
     env = clean_env(tmp_path)
     args = ["load", "--project-dir", str(proj), "--hard-cap", "2000", "--target", "2000"]
