@@ -38,7 +38,12 @@ _O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO in a file's place must not 
 
 
 class MemoryIOError(Exception):
-    """A lock or a write failed; str() is the one-line message for the user."""
+    """A lock or a write failed; str() is the one-line message for the user, and `reason` the
+    system's words alone, for a caller that names the place in its own message."""
+
+    def __init__(self, message: str, reason: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason or message
 
 
 def stdout_refusal(exc: "BaseException | None" = None) -> "str | None":
@@ -201,8 +206,9 @@ class locked:  # a class named like a function: used as `with locked(path):`
             self.fd = -1
 
 
-def temp_path(path: "Path") -> "Path":
-    return path.with_name(f".{path.name}{TEMP_MARK}{os.getpid()}-{os.urandom(4).hex()}")
+def temp_path(path: "PathArg") -> str:
+    folder, name = os.path.split(os.fspath(path))
+    return os.path.join(folder, f".{name}{TEMP_MARK}{os.getpid()}-{os.urandom(4).hex()}")
 
 
 def is_temp_name(name: str) -> bool:
@@ -210,15 +216,19 @@ def is_temp_name(name: str) -> bool:
     return name.startswith(".") and TEMP_MARK in name
 
 
-def atomic_write(path: "Path", data: bytes, mode: "int | None" = None) -> None:
+def atomic_write(
+    path: "PathArg", data: bytes, mode: "int | None" = None, *, durable: bool = True
+) -> None:
     """Replace `path` with `data`: temp file in the same directory, write, fsync, os.replace,
-    fsync the directory. On failure the previous file is untouched and the temp file removed."""
+    fsync the directory. On failure the previous file is untouched and the temp file removed.
+    durable=False skips both fsyncs, for a cache whose entry lost in a crash is only made again
+    (its reader checks length and digest). Takes a str too: the hooks write without pathlib."""
     temp = temp_path(path)
     try:
         # O_EXCL: a link in the temporary file's place is never followed.
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY | _O_CLOEXEC, 0o666)
     except OSError as exc:
-        raise MemoryIOError(f"cannot write {path}: {exc.strerror or exc}") from None
+        raise _write_error(path, exc) from None
     try:
         try:
             view = memoryview(data)
@@ -226,7 +236,8 @@ def atomic_write(path: "Path", data: bytes, mode: "int | None" = None) -> None:
                 view = view[os.write(fd, view) :]
             if mode is not None:
                 os.chmod(temp, mode)
-            os.fsync(fd)
+            if durable:
+                os.fsync(fd)
         finally:
             os.close(fd)
         os.replace(temp, path)
@@ -235,8 +246,14 @@ def atomic_write(path: "Path", data: bytes, mode: "int | None" = None) -> None:
             os.unlink(temp)
         except OSError:
             pass
-        raise MemoryIOError(f"cannot write {path}: {exc.strerror or exc}") from None
-    fsync_dir(path.parent)
+        raise _write_error(path, exc) from None
+    if durable:
+        fsync_dir(os.path.dirname(os.fspath(path)) or ".")
+
+
+def _write_error(path: "PathArg", exc: OSError) -> MemoryIOError:
+    reason = exc.strerror or str(exc)
+    return MemoryIOError(f"cannot write {os.fspath(path)}: {reason}", reason)
 
 
 def fsync_dir(directory: "PathArg") -> None:

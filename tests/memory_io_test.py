@@ -26,7 +26,8 @@ def test_atomic_write_creates_and_replaces(memory_io: ModuleType, tmp_path: Path
 
 
 def test_temp_names(memory_io: ModuleType) -> None:
-    temp = memory_io.temp_path(Path("/m/permanent_memory.md"))
+    assert memory_io.temp_path("/m/x").startswith(f"/m/.x.tmp-{os.getpid()}-")  # a str path too
+    temp = Path(memory_io.temp_path(Path("/m/permanent_memory.md")))
     assert temp.parent == Path("/m")
     prefix = f".permanent_memory.md.tmp-{os.getpid()}-"
     assert temp.name.startswith(prefix) and len(temp.name) == len(prefix) + 8
@@ -51,8 +52,20 @@ def test_a_failed_write_leaves_the_previous_file_and_no_temp(
         memory_io.atomic_write(path, b"new\n")
     monkeypatch.undo()
     assert str(caught.value) == f"cannot write {path}: No space left on device"
+    assert caught.value.reason == "No space left on device"
     assert path.read_bytes() == b"previous\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f.md"]
+
+
+def test_a_cache_write_is_not_synced(
+    memory_io: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    synced: list[object] = []
+    monkeypatch.setattr(os, "fsync", synced.append)
+    memory_io.atomic_write(str(tmp_path / "entry"), b"cached", durable=False)
+    assert (tmp_path / "entry").read_bytes() == b"cached" and synced == []
+    memory_io.atomic_write(tmp_path / "f.md", b"kept")
+    assert len(synced) == 2  # the file, then its folder
 
 
 def test_a_write_into_a_missing_directory(memory_io: ModuleType, tmp_path: Path) -> None:

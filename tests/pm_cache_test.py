@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import time
 from pathlib import Path
@@ -48,13 +49,29 @@ def test_write_atomic_creates_private_folders_and_leaves_no_temporary(tmp_path: 
     assert sorted(p.name for p in target.parent.iterdir()) == ["entry.txt"]
 
 
-def test_write_atomic_failure_keeps_the_old_file_and_no_temporary(tmp_path: Path) -> None:
+def test_write_atomic_failure_keeps_the_old_file_and_no_temporary(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     target = tmp_path / "entry.txt"
     target.write_bytes(b"old")
-    (tmp_path / f"entry.txt.{os.getpid()}.tmp").mkdir()  # the temporary cannot be created
-    with pytest.raises(OSError):
+
+    def disk_full(*args: object) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(os, "replace", disk_full)
+    with pytest.raises(memory_io.MemoryIOError) as caught:
         pm_cache.write_atomic(str(target), b"new")
+    monkeypatch.undo()
+    assert caught.value.reason == "No space left on device"
     assert target.read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["entry.txt"]
+
+
+def test_write_atomic_names_a_folder_it_cannot_make(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("")
+    with pytest.raises(memory_io.MemoryIOError) as caught:
+        pm_cache.write_atomic(str(tmp_path / "file" / "blocks" / "slot"), b"new")
+    assert caught.value.reason == "Not a directory"
 
 
 def test_record_sent(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -91,8 +91,8 @@ def store_block(slot: str, key: str, block: str, status: str) -> None:
     block), and forget sessions nobody has touched for a month."""
     try:
         write_atomic(slot, cache_entry(key, f"{status}\n{block}"))
-    except OSError as exc:
-        note(f"cannot write the cache in {os.path.dirname(slot)}: {exc.strerror or exc}")
+    except memory_io.MemoryIOError as exc:
+        note(f"cannot write the cache in {os.path.dirname(slot)}: {exc.reason}")
     prune_sessions(os.path.join(os.path.dirname(os.path.dirname(slot)), "sessions"))
 
 
@@ -119,8 +119,8 @@ def was_sent(state: str, mark: str) -> bool:
 def record_sent(state: str, mark: str) -> None:
     try:
         write_atomic(state, mark.encode())
-    except OSError as exc:
-        note(f"cannot record session state in {os.path.dirname(state)}: {exc.strerror or exc}")
+    except memory_io.MemoryIOError as exc:
+        note(f"cannot record session state in {os.path.dirname(state)}: {exc.reason}")
 
 
 def prune_sessions(folder: str, max_age_days: int = SESSION_STATE_DAYS) -> None:
@@ -140,21 +140,16 @@ def prune_sessions(folder: str, max_age_days: int = SESSION_STATE_DAYS) -> None:
 
 
 def write_atomic(path: str, data: bytes) -> None:
-    """Replace a cache file: a temporary file in the same folder (created private), then
-    os.replace. Not synced: an entry lost in a crash is only rendered again."""
-    folder = os.path.dirname(path)
-    os.makedirs(folder, mode=0o700, exist_ok=True)
-    temporary = f"{path}.{os.getpid()}.tmp"
+    """Replace a cache file atomically (memory_io.atomic_write), in a private folder made on
+    first use. Not synced: an entry lost in a crash is only rendered again. Raises
+    memory_io.MemoryIOError, whose `reason` is the system's words."""
     try:
-        with open(temporary, "wb") as handle:
-            handle.write(data)
-        os.replace(temporary, path)
-    except OSError:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        raise
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    except OSError as exc:
+        raise memory_io.MemoryIOError(
+            f"cannot write {path}: {exc.strerror or exc}", exc.strerror or str(exc)
+        ) from None
+    memory_io.atomic_write(path, data, durable=False)
 
 
 def note(message: str) -> None:

@@ -109,7 +109,11 @@ def check_cache_dir() -> DoctorCheck:
     try:
         pm_cache.write_atomic(probe, b"ok")
         os.unlink(probe)
-    except OSError as exc:
+    except memory_io.MemoryIOError as exc:
+        return DoctorCheck(
+            "cache", FAIL, f"cache directory not writable: {folder}: {exc.reason}", fix
+        )
+    except OSError as exc:  # the probe could not be removed
         return DoctorCheck(
             "cache", FAIL, f"cache directory not writable: {folder}: {exc.strerror or exc}", fix
         )

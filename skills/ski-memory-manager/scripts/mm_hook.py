@@ -135,7 +135,6 @@ def store_resume(
     memory folder, the digest of its names, each snapshot's stamp, and the moment the clock would
     change it (None: never). cached_resume reads it back."""
     import json
-    from pathlib import Path
 
     entry = {
         "format": CACHE_FORMAT,
@@ -150,7 +149,7 @@ def store_resume(
     try:
         os.makedirs(os.path.dirname(slot), mode=0o700, exist_ok=True)
         data = json.dumps(entry, ensure_ascii=False).encode("utf-8", "surrogatepass")
-        memory_io.atomic_write(Path(slot), data)
+        memory_io.atomic_write(slot, data, durable=False)  # a cache: not synced
     except (OSError, memory_io.MemoryIOError) as exc:
         say(f"ski-memory-manager hook: cannot write its cache: {exc}")
 
