@@ -3,7 +3,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -49,6 +49,30 @@ def memory_io(request: pytest.FixtureRequest) -> ModuleType:
 @pytest.fixture(scope="session", params=sorted(SKILL_DIRS))
 def memory_text(request: pytest.FixtureRequest) -> ModuleType:
     return skill_copy(request.param, "memory_text")
+
+
+@pytest.fixture
+def loader(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Any]:
+    """loader(args, stdin=b""): permanent_memory.main(args) in-process (support.call_main),
+    without an enclosing session's CLAUDE_PROJECT_DIR; stdin may be text or bytes."""
+    import permanent_memory
+    import support
+
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+
+    def call(args: list[str], stdin: str | bytes = b"") -> support.Result:
+        data = stdin.encode("utf-8") if isinstance(stdin, str) else stdin
+        return support.call_main(permanent_memory, args, data)
+
+    return call
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Any:
+    """A git repository in tmp_path with none of the user's git config (support.make_repo)."""
+    import support
+
+    return support.make_repo(tmp_path)
 
 
 def pinned_client(name: str) -> Path:

@@ -1,9 +1,13 @@
-"""SKILL.md and references/format.md are checked against the code they describe."""
+"""SKILL.md and its references (format.md, writing.md) are checked against the code they
+describe: their numbers, and every command they show is run."""
 
 from __future__ import annotations
 
 import json
+import re
 import shutil
+import subprocess
+import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -11,12 +15,26 @@ import pm_limits
 import pm_parse
 import pm_render
 import pm_tokens
+import pm_write_archive
+import pm_write_epic
+import pytest
 from conftest import LOADER_DIR
-from support import ALLOWED_KEYS, blocks, clean_env, front_matter, run_command
+from pm_render import Budget
+from support import (
+    ALLOWED_KEYS,
+    LOADER,
+    TIMEOUT,
+    blocks,
+    clean_env,
+    front_matter,
+    memory_file,
+    run_command,
+)
 
 SKILL = LOADER_DIR.parent
 SKILL_MD = (SKILL / "SKILL.md").read_text(encoding="utf-8")
 FORMAT_MD = (SKILL / "references" / "format.md").read_text(encoding="utf-8")
+WRITING_MD = SKILL / "references" / "writing.md"
 CASES = Path(__file__).resolve().parent / "cases"
 
 
@@ -130,3 +148,97 @@ def test_format_reference_matches_the_code() -> None:
     assert f"over {pm_render.SKIP_TOKENS * pm_tokens.MAX_TOKEN_BYTES + 3:,} bytes" in FORMAT_MD
     assert f"{pm_tokens.MAX_TOKEN_BYTES} bytes" in FORMAT_MD
     assert "becomes 80 bytes" in FORMAT_MD and pm_tokens.ESTIMATE_BYTES_PER_TOKEN == 4
+
+
+def _in_skill_dir(command: str) -> str:
+    """writing.md names the skill folder SKILL_DIR (Claude Code does not substitute variables
+    in references/); put the real folder in, as the model does from the base directory line."""
+    assert "${" not in command
+    return command.replace('python3 "SKILL_DIR/', f'python3 "{SKILL}/')
+
+
+@pytest.mark.parametrize("form", ["<<'EPIC'", "<<'EOF'"], ids=["lines", "json"])
+def test_writing_md_example_records_an_epic_in_one_call(tmp_path: Path, form: str) -> None:
+    markdown = WRITING_MD.read_text(encoding="utf-8")
+    [heredoc] = [block for block in blocks(markdown, "bash") if form in block]
+    env = clean_env()
+    env.update(CLAUDE_PROJECT_DIR=str(tmp_path))
+    added = subprocess.run(
+        ["bash", "-c", _in_skill_dir(heredoc)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert added.returncode == 0, added.stderr
+    assert added.stderr == ""
+    path = memory_file(tmp_path)
+    written = path.read_text()
+    count, _engine, _source = pm_tokens.load_exact_counter()
+    assert added.stdout == f"added FEAT-007 to {path} ({count(written)} tokens)\n"
+    [shown] = re.findall(r"```markdown\n(.*?)```", markdown, flags=re.DOTALL)
+    completed = re.search(r" completed=(\S+) -->", written)
+    assert completed is not None
+    assert written == shown.replace("2026-05-15T14:00:00Z", completed.group(1))
+    [block] = re.findall(r"```text\n(.*?)```", markdown, flags=re.DOTALL)
+    loaded = subprocess.run(
+        [sys.executable, str(LOADER), "load", "--project-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=True,
+    )
+    assert loaded.stdout == block
+
+
+def test_writing_md_commands_run(tmp_path: Path) -> None:
+    markdown = WRITING_MD.read_text(encoding="utf-8")
+    assert "CLAUDE_SKILL_DIR" not in markdown  # not substituted here: it would run /scripts/...
+    commands = [b.strip() for b in blocks(markdown, "bash") if "<<'" not in b]
+    lines = [line for block in commands for line in block.splitlines()]
+    assert [line.split('permanent_memory.py" ')[1] for line in lines] == [
+        "archive --dry-run",
+        "archive",
+        "check",
+    ]
+    path = memory_file(tmp_path)
+    path.parent.mkdir(parents=True)
+    shutil.copy(CASES / "seed-example" / "permanent_memory.md", path)
+    env = clean_env()
+    env.update(CLAUDE_PROJECT_DIR=str(tmp_path))
+    for line in lines:
+        result = subprocess.run(
+            ["bash", "-c", _in_skill_dir(line)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            check=False,
+        )
+        assert result.returncode == 0, (line, result.stderr)
+    assert "max 8000" in result.stdout
+
+
+def test_writing_md_states_the_code_s_numbers() -> None:
+    markdown = " ".join(WRITING_MD.read_text(encoding="utf-8").split())
+    assert f"At most {pm_write_epic.MAX_EPIC_TOKENS} tokens per epic" in markdown
+    assert f"under {pm_write_epic.TENTATIVE_BELOW} confidence" in markdown
+    assert f"at most {pm_write_epic.MAX_ID_CHARS} characters" in markdown
+    assert f"`{pm_write_archive.ARCHIVE_DIR}/YYYY-MM-DD.md`" in markdown
+    assert f"; {Budget().epic_line_tokens} tokens per Epic line)" in markdown
+    for field, heading in pm_write_epic.HEADINGS.items():
+        assert f"| `{field}` | no | list → `### {heading}` |" in markdown
+    assert "`.claude/memory/`" in markdown and "flock" in markdown
+
+
+def test_skill_md_points_to_writing_md() -> None:
+    skill_md = (SKILL / "SKILL.md").read_text(encoding="utf-8")
+    section = skill_md.split("\n## Recording an epic\n", 1)[1].split("\n## ", 1)[0]
+    assert "[references/writing.md](references/writing.md)" in section
+    scanner = re.compile(
+        r"\b(api[_-]?key|secret|token|password|os\.environ|process\.env|getenv)\b"
+        r"|\b(fetch|requests\.|urllib|axios|curl|wget|https?://|websocket)\b",
+        re.IGNORECASE,
+    )
+    assert [line for line in section.splitlines() if scanner.search(line)] == []

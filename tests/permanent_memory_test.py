@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -21,8 +22,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support import (
     EPIC_HEAD,
+    EST,
     LOADER_FRAGMENTS,
     LOADER_STAMP,
+    TIMEOUT,
     block_problems,
     call_main,
     fuzz_doc,
@@ -592,6 +595,36 @@ def test_copied_skill_folder_runs_from_another_directory(tmp_path: Path, project
     assert sorted(p.name for p in elsewhere.iterdir()) == []
 
 
+def test_runs_from_a_copied_skill_folder_in_another_directory(tmp_path: Path) -> None:
+    copy = tmp_path / "skill"
+    shutil.copytree(LOADER_DIR.parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    project = tmp_path / "project"
+    project.mkdir()
+    env = support.clean_env()
+    env["CLAUDE_PROJECT_DIR"] = str(project)
+    script = copy / "scripts" / "permanent_memory.py"
+    results = [
+        subprocess.run(
+            [sys.executable, str(script), *args],
+            input=stdin,
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            check=False,
+        )
+        for args, stdin in (
+            (["add", "--input", "-", *EST], json.dumps({"id": "A-1", "intent": "x"})),
+            (["check", *EST], ""),
+            (["archive", "--max-tokens", "10", "--now", "2026-11-29T12:00:00Z", *EST], ""),
+        )
+    ]
+    assert [r.returncode for r in results] == [0, 0, 0], [r.stderr for r in results]
+    assert results[2].stdout.startswith("moved A-1 ")
+    assert (project / ".claude" / "memory" / "archive" / "2026-11-29.md").exists()
+
+
 def test_bare_interpreter_counts_exactly_with_the_bundled_tokenizer(
     tmp_path: Path, project: Path
 ) -> None:
@@ -620,6 +653,125 @@ def test_help_lists_the_commands() -> None:
     result = run(["--help"])
     assert result.returncode == 0
     assert "load (default), hook, inspect, show, doctor" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("command", "expected"),
+    [
+        ("add", ["--input FILE", "--replace", "Tentative", "500 tokens"]),
+        ("archive", ["--max-tokens N", "--dry-run", "archive/YYYY-MM-DD.md"]),
+        ("check", ["PATH:LINE: LEVEL: MESSAGE", "--max-tokens N", "FILE"]),
+    ],
+)
+def test_help(loader: Any, command: str, expected: list[str]) -> None:
+    result = loader([command, "--help"])
+    assert result.code == 0
+    text = " ".join(result.out.split())
+    for part in expected:
+        assert part in text, part
+
+
+def test_the_loader_help_lists_the_writing_commands(loader: Any) -> None:
+    result = loader(["--help"])
+    commands = "load (default), hook, inspect, show, doctor, add, archive, check, merge, git-setup."
+    assert f"commands: {commands}" in " ".join(result.out.split())
+
+
+def test_hook_is_dispatched_to_the_hook(
+    project: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(tmp_path / "data"))
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(project))
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b'{"hook_event_name": "x"}')))
+    assert permanent_memory.main(["hook"]) == 0
+    assert capsys.readouterr().out.startswith("[permanent-memory | trust:file]\n")
+
+
+def test_commands_are_handed_to_their_module(tmp_path: Path) -> None:
+    skill = tmp_path / "skill"
+    shutil.copytree(LOADER_DIR.parent, skill, ignore=shutil.ignore_patterns("__pycache__"))
+    (skill / "scripts" / "pm_archive.py").write_text(
+        "HELP = ''\ndef main(argv):\n    print('archive', argv)\n    return 3\n"
+    )
+    result = subprocess.run(
+        [sys.executable, str(skill / "scripts" / "permanent_memory.py"), "archive", "--keep", "5"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (
+        3,
+        "archive ['--keep', '5']\n",
+        "",
+    )
+    helped = subprocess.run(
+        [sys.executable, str(skill / "scripts" / "permanent_memory.py"), "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert "load (default), hook, inspect, show, doctor, add, archive, check" in helped.stdout
+    assert set(permanent_memory.COMMANDS) | {"hook"} == set(epilog_commands(helped.stdout))
+
+
+def epilog_commands(help_text: str) -> list[str]:
+    """The commands the epilog of permanent_memory.py --help names."""
+    epilog = " ".join(help_text.split()).split("commands: ", 1)[1].split(".", 1)[0]
+    return [name.removesuffix(" (default)") for name in epilog.split(", ")]
+
+
+def test_installed_package_runs_the_same_code(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+    # pip install maps the scripts folder to the package project_memory_loader; its entry
+    # module puts that folder on sys.path, so the imports by name work as in the skill folder.
+    code = (
+        "import sys\n"
+        "from project_memory_loader import permanent_memory\n"
+        "raise SystemExit(permanent_memory.main(sys.argv[1:]))\n"
+    )
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            code,
+            "load",
+            "--project-dir",
+            str(project),
+            "--now",
+            "2026-06-01T00:00:00Z",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=str(project),
+    )
+    assert (result.returncode, result.stdout, result.stderr) == (0, SEED_BLOCK, "")
+    hooked = subprocess.run(
+        [sys.executable, "-c", code, "hook"],
+        input='{"hook_event_name": "SessionStart"}',
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd=str(project),
+        env={
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(project.parent / "home"),
+            "CLAUDE_PLUGIN_DATA": str(project.parent / "data"),
+        },
+    )
+    assert hooked.returncode == 0 and hooked.stderr == ""
+    output = json.loads(hooked.stdout)["hookSpecificOutput"]
+    assert output["hookEventName"] == "SessionStart"
+    assert output["additionalContext"].startswith("[permanent-memory | trust:file]\n")
 
 
 def test_version_of_the_script_matches_the_package() -> None:

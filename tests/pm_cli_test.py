@@ -1,18 +1,17 @@
-"""permanent_memory.py's dispatch and the shared command line (pm_cli): load (the default),
-inspect, show, doctor and the writing commands."""
+"""The shared command line (pm_cli) as the load and inspect commands use it: finding the
+project and the file, one-line errors and usage errors, the output formats, --explain and the
+tokenizer option; inspect's table and colour."""
 
 from __future__ import annotations
 
 import io
 import json
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
 import permanent_memory
 import pytest
-from conftest import LOADER_DIR
 
 CASES = Path(__file__).resolve().parent / "cases"
 SEED = CASES / "seed-example" / "permanent_memory.md"
@@ -224,88 +223,3 @@ def test_inspect_json_is_the_load_json(project: Path, capsys: pytest.CaptureFixt
     )
     _, loaded, _ = call(["load", "--project-dir", str(project), "--format", "json", *NOW], capsys)
     assert json.loads(inspected) == json.loads(loaded)
-
-
-def test_hook_is_dispatched_to_the_hook(
-    project: Path,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(tmp_path / "data"))
-    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(project))
-    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b'{"hook_event_name": "x"}')))
-    assert permanent_memory.main(["hook"]) == 0
-    assert capsys.readouterr().out.startswith("[permanent-memory | trust:file]\n")
-
-
-def test_commands_are_handed_to_their_module(tmp_path: Path) -> None:
-    skill = tmp_path / "skill"
-    shutil.copytree(LOADER_DIR.parent, skill, ignore=shutil.ignore_patterns("__pycache__"))
-    (skill / "scripts" / "pm_archive.py").write_text(
-        "HELP = ''\ndef main(argv):\n    print('archive', argv)\n    return 3\n"
-    )
-    result = subprocess.run(
-        [sys.executable, str(skill / "scripts" / "permanent_memory.py"), "archive", "--keep", "5"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert (result.returncode, result.stdout, result.stderr) == (
-        3,
-        "archive ['--keep', '5']\n",
-        "",
-    )
-    helped = subprocess.run(
-        [sys.executable, str(skill / "scripts" / "permanent_memory.py"), "--help"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert "load (default), hook, inspect, show, doctor, add, archive, check" in helped.stdout
-    assert set(permanent_memory.COMMANDS) | {"hook"} == set(epilog_commands(helped.stdout))
-
-
-def epilog_commands(help_text: str) -> list[str]:
-    """The commands the epilog of permanent_memory.py --help names."""
-    epilog = " ".join(help_text.split()).split("commands: ", 1)[1].split(".", 1)[0]
-    return [name.removesuffix(" (default)") for name in epilog.split(", ")]
-
-
-def test_installed_package_runs_the_same_code(project: Path) -> None:
-    # pip install maps the scripts folder to the package project_memory_loader; its entry
-    # module puts that folder on sys.path, so the imports by name work as in the skill folder.
-    code = (
-        "import sys\n"
-        "from project_memory_loader import permanent_memory\n"
-        "raise SystemExit(permanent_memory.main(sys.argv[1:]))\n"
-    )
-    result = subprocess.run(
-        [sys.executable, "-c", code, "load", "--project-dir", str(project), *NOW],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        cwd=str(project),
-    )
-    assert (result.returncode, result.stdout, result.stderr) == (0, SEED_BLOCK, "")
-    hooked = subprocess.run(
-        [sys.executable, "-c", code, "hook"],
-        input='{"hook_event_name": "SessionStart"}',
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        cwd=str(project),
-        env={
-            "PATH": "/usr/bin:/bin",
-            "HOME": str(project.parent / "home"),
-            "CLAUDE_PLUGIN_DATA": str(project.parent / "data"),
-        },
-    )
-    assert hooked.returncode == 0 and hooked.stderr == ""
-    output = json.loads(hooked.stdout)["hookSpecificOutput"]
-    assert output["hookEventName"] == "SessionStart"
-    assert output["additionalContext"].startswith("[permanent-memory | trust:file]\n")

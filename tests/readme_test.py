@@ -391,3 +391,35 @@ def test_fresh_clone_in_an_empty_home(tmp_path: Path) -> None:
         [git, "status", "--porcelain"], cwd=clone, capture_output=True, text=True, check=True
     )
     assert status.stdout == ""
+
+
+def test_demo_readme_add_load_archive(tmp_path: Path) -> None:
+    readme = (DEMO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Writing permanent memory: add → load → archive", 1)[1]
+    examples = console_examples(section)
+    assert [e.command.split()[1] for e in examples if e.command.startswith("permanent-memory")] == [
+        "load",
+        "archive",
+        "load",
+    ]
+    assert "permanent-memory add" in examples[1].command
+    scratch = tmp_path / "billing-api"
+    before = _tree_digest(DEMO)
+    env = clean_env()
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    for example in examples:
+        command = example.command.replace("/tmp/billing-api", str(scratch))
+        result = subprocess.run(
+            ["bash", "-c", command],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+            check=False,
+        )
+        assert result.returncode == 0, (example.line, result.stderr)
+        expected = [line.replace("/tmp/billing-api", str(scratch)) for line in example.expected]
+        assert output_matches(expected, result.stdout.splitlines()), (example.line, result.stdout)
+    assert _tree_digest(DEMO) == before
+    assert (scratch / ".claude" / "memory" / "archive" / "2026-11-29.md").exists()

@@ -8,6 +8,7 @@ import contextlib
 import importlib
 import io
 import json
+import math
 import os
 import re
 import shutil
@@ -129,6 +130,29 @@ class Result:
     out: str
     err: str
     seconds: float = 0.0
+
+
+TIMEOUT = 60
+# The writing commands' cheap tokenizer, so a test's numbers do not depend on the real one.
+EST = ["--tokenizer", "estimate"]
+
+
+def estimate(text: str) -> int:
+    """The writing commands' estimate: UTF-8 bytes / 4, rounded up."""
+    return math.ceil(len(text.encode("utf-8")) / 4)
+
+
+def memory_file(project: Path) -> Path:
+    return project / MEMORY
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    """Every file under root (bytecode caches aside), with its bytes: to prove what was written."""
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts
+    }
 
 
 def clean_env(tmp: Path | None = None, *, keep_python: bool = True, **extra: str) -> dict[str, str]:

@@ -1,6 +1,6 @@
-"""pm_merge_driver and pm_git_setup: `permanent_memory.py merge` as git's merge driver and
-`git-setup`, with real git: merge, rebase and cherry-pick of branches that add and edit epics,
-one side archiving, and what `check` finds where no driver ran."""
+"""pm_merge_driver: `permanent_memory.py merge` as git's merge driver, with real git: merge,
+rebase and cherry-pick of branches that add and edit epics, one side archiving, and what `check`
+finds where no driver ran."""
 
 from __future__ import annotations
 
@@ -9,29 +9,11 @@ import shutil
 import sys
 from pathlib import Path
 
-import pytest
 from pm_merge_test import HEAD, epic, join
 from pm_parse import parse_permanent
 from support import LOADER, MEMORY, Repo, make_repo
 
 BASE = join(HEAD, epic("FEAT-1", 1), epic("FEAT-2", 5))
-ATTRIBUTES = (
-    "# project-memory: merge permanent memory epic by epic (permanent_memory.py git-setup)\n"
-    ".claude/memory/permanent_memory.md merge=permanent-memory\n"
-    ".claude/memory/archive/*.md merge=permanent-memory\n"
-)
-SETUP_OUT = (
-    ".gitattributes: added .claude/memory/permanent_memory.md merge=permanent-memory\n"
-    ".gitattributes: added .claude/memory/archive/*.md merge=permanent-memory\n"
-    "git config --local merge.permanent-memory.name: set\n"
-    "git config --local merge.permanent-memory.driver: set\n"
-)
-AGAIN_OUT = (
-    ".gitattributes: already has .claude/memory/permanent_memory.md merge=permanent-memory\n"
-    ".gitattributes: already has .claude/memory/archive/*.md merge=permanent-memory\n"
-    "git config --local merge.permanent-memory.name: already set\n"
-    "git config --local merge.permanent-memory.driver: already set\n"
-)
 
 
 def ids(text: str) -> list[str]:
@@ -55,72 +37,6 @@ def branches(repo: Repo, ours: str, theirs: str, setup: bool = True) -> None:
 def assert_checks_clean(repo: Repo) -> None:
     result = repo.loader("check", "--tokenizer", "estimate")
     assert result.out.endswith(": 0 errors, 0 warnings\n"), result.out
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Repo:
-    return make_repo(tmp_path)
-
-
-def test_git_setup_writes_attributes_and_local_config_and_is_safe_twice(repo: Repo) -> None:
-    config_before = repo.read(".git/config")
-    first = repo.loader("git-setup")
-    assert (first.out, first.err) == (SETUP_OUT, "")
-    assert repo.read(".gitattributes") == ATTRIBUTES
-    driver = repo.git("config", "--local", "--get", "merge.permanent-memory.driver").out
-    assert f"{sys.executable} {LOADER} merge %O %A %B %P" in driver
-    assert repo.git("config", "--global", "--list", check=False).out == ""  # user's untouched
-    second = repo.loader("git-setup")
-    assert (second.out, second.err) == (AGAIN_OUT, "")
-    assert repo.read(".gitattributes") == ATTRIBUTES
-    # Nothing else changed: one new file, and only the merge section added to .git/config.
-    assert repo.git("status", "--porcelain", "--untracked-files=all").out == "?? .gitattributes\n"
-    config_after = repo.read(".git/config")
-    assert config_after.startswith(config_before)
-    assert config_after[len(config_before) :].startswith('[merge "permanent-memory"]\n')
-    assert repo.git("check-attr", "merge", str(MEMORY)).out == (
-        f"{MEMORY}: merge: permanent-memory\n"
-    )
-
-
-def test_git_setup_appends_to_existing_attributes_and_from_a_subdirectory(repo: Repo) -> None:
-    repo.write(".gitattributes", "*.png binary")  # no final newline
-    project = repo.path / "services" / "billing"
-    project.mkdir(parents=True)
-    result = repo.loader("git-setup", "--project-dir", str(project))
-    assert result.out.startswith(
-        ".gitattributes: added services/billing/.claude/memory/permanent_memory.md "
-        "merge=permanent-memory\n"
-    )
-    assert repo.read(".gitattributes") == "*.png binary\n\n" + ATTRIBUTES.replace(
-        ".claude/", "services/billing/.claude/"
-    )
-
-
-def test_git_setup_does_not_write_through_a_link(repo: Repo, tmp_path: Path) -> None:
-    outside = tmp_path / "outside"
-    outside.write_text("kept\n")
-    (repo.path / ".gitattributes").symlink_to(outside)
-    result = repo.loader("git-setup", check=False)
-    assert result.code == 1
-    assert result.err == (
-        f"error: {repo.path}/.gitattributes is a symbolic link; git-setup does not write "
-        "through it\n"
-    )
-    assert outside.read_text() == "kept\n"
-    assert (
-        repo.git("config", "--local", "--get", "merge.permanent-memory.driver", check=False).code
-        == 1
-    )
-
-
-def test_git_setup_outside_a_repository(tmp_path: Path) -> None:
-    repo = make_repo(tmp_path)
-    plain = tmp_path / "plain"
-    plain.mkdir()
-    result = repo.loader("git-setup", "--project-dir", str(plain), check=False)
-    assert (result.code, result.out) == (1, "")
-    assert result.err == f"error: {plain} is not inside a git work tree (git init first)\n"
 
 
 def test_merge_two_branches_that_each_added_epics(repo: Repo) -> None:

@@ -1,0 +1,757 @@
+"""add (pm_add) and its pure parts (pm_write_epic): the epic written, bad input refused, the
+loader reading back what was added, and the folder lock."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pm_parse
+import pm_tokens
+import pm_write_epic
+import pytest
+from conftest import LOADER_DIR
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pm_write_epic import InvalidEntry
+from support import EST, LOADER, TIMEOUT, Result, estimate, memory_file, tree
+
+CASES = Path(__file__).resolve().parent / "cases"
+NOW = datetime(2026, 11, 29, 12, 0, tzinfo=timezone.utc)
+
+
+def epic_json(epic_id: str = "FEAT-100", **fields: Any) -> str:
+    data: dict[str, Any] = {"id": epic_id, "intent": "An epic", "completed": "2026-05-01"}
+    data.update(fields)
+    return json.dumps(data)
+
+
+# add: the golden epic
+
+
+def test_add_writes_the_golden_v2_epic(loader: Any, tmp_path: Path) -> None:
+    # The default form: marker with epic, confidence, items and completed; the summary; every
+    # item tagged with its kind and its confidence; what add writes, load shows, check passes.
+    case = CASES / "add-epic-v2"
+    result = loader(
+        ["add", "--project-dir", str(tmp_path), "--input", str(case / "input.json"), *EST]
+    )
+    path = memory_file(tmp_path)
+    golden = (case / "permanent_memory.md").read_text(encoding="utf-8")
+    assert result.code == 0, result.err
+    assert path.read_text(encoding="utf-8") == golden
+    assert result.out == f"added FEAT-042 to {path} ({estimate(golden)} estimated tokens)\n"
+    assert result.err == (CASES / "add-epic" / "stderr.txt").read_text(encoding="utf-8")
+    [epic] = pm_parse.parse_permanent(golden)
+    assert (epic.schema, epic.summary, epic.completed) == (
+        2,
+        "Nightly CSV export to the ledger over SFTP; retries are idempotent by date.",
+        "2026-05-15T14:00:00Z",
+    )
+    loaded = loader(
+        ["load", "--file", str(path), "--now", "2026-06-01T00:00:00Z", "--target", "200"]
+    )
+    assert loaded == Result(0, (case / "expected.txt").read_text(encoding="utf-8"), "")
+    checked = loader(["check", str(path), *EST])
+    assert checked.code == 0 and checked.out.endswith(": 0 errors, 0 warnings\n")
+
+
+def test_add_writes_the_golden_epic(loader: Any, tmp_path: Path) -> None:
+    case = CASES / "add-epic"
+    result = loader(
+        [
+            "add",
+            "--project-dir",
+            str(tmp_path),
+            "--input",
+            str(case / "input.json"),
+            "--schema",
+            "1",
+            *EST,
+        ]
+    )
+    path = memory_file(tmp_path)
+    golden = (case / "permanent_memory.md").read_text(encoding="utf-8")
+    assert result.code == 0, result.err
+    assert path.read_text(encoding="utf-8") == golden
+    assert result.out == f"added FEAT-042 to {path} ({estimate(golden)} estimated tokens)\n"
+    assert result.err == (case / "stderr.txt").read_text(encoding="utf-8")
+    # .claude/memory/ was created, with nothing in it but the file.
+    assert [p.name for p in path.parent.iterdir()] == ["permanent_memory.md"]
+
+
+def test_the_golden_epic_loads_as_laid_out() -> None:
+    [epic] = pm_parse.parse_permanent((CASES / "add-epic" / "permanent_memory.md").read_text())
+    assert (epic.epic_id, epic.intent, epic.completed) == (
+        "FEAT-042",
+        "Invoice export to the ledger",
+        "2026-05-15T14:00:00Z",
+    )
+    assert [(s.label, s.heading, s.entries) for s in epic.subsections] == [
+        (
+            "decisions",
+            "Architectural decisions",
+            (
+                "export nightly as CSV over SFTP (DEC-050)",
+                "ledger IDs are stored on the invoice row",
+            ),
+        ),
+        (
+            "gotchas",
+            "Gotchas discovered",
+            (
+                "the ledger rejects lines over 255 characters",
+                "(WIP) retries use password=[REDACTED]",
+            ),
+        ),
+        ("anti-patterns", "Anti-patterns to avoid", ()),
+        ("patterns", "Patterns that worked", ("one export job per day, idempotent by date",)),
+        ("conflicts", "Conflicts encountered", ()),
+        (
+            "tentative",
+            "Tentative (low confidence \u2014 review)",
+            ("move to the ledger's REST import later", "batch by currency"),
+        ),
+    ]
+
+
+def test_add_json_output(loader: Any, tmp_path: Path) -> None:
+    case = CASES / "add-epic"
+    result = loader(
+        [
+            "add",
+            "--project-dir",
+            str(tmp_path),
+            "--input",
+            str(case / "input.json"),
+            "--schema",
+            "1",
+            *EST,
+            "--format",
+            "json",
+        ]
+    )
+    golden = (case / "permanent_memory.md").read_text(encoding="utf-8")
+    assert result.code == 0
+    assert json.loads(result.out) == {
+        "action": "added",
+        "path": str(memory_file(tmp_path)),
+        "id": "FEAT-042",
+        "intent": "Invoice export to the ledger",
+        "completed": "2026-05-15T14:00:00Z",
+        "summary": None,
+        "schema": 1,
+        "sections": {
+            "decisions": [
+                "export nightly as CSV over SFTP (DEC-050)",
+                "ledger IDs are stored on the invoice row",
+            ],
+            "gotchas": [
+                "the ledger rejects lines over 255 characters",
+                "(WIP) retries use password=[REDACTED]",
+            ],
+            "anti-patterns": [],
+            "patterns": ["one export job per day, idempotent by date"],
+            "conflicts": [],
+            "tentative": ["move to the ledger's REST import later", "batch by currency"],
+        },
+        "tokens": estimate(golden),
+        "file_tokens": estimate(golden),
+        "tokenizer": "estimate",
+        "trimmed": [],
+        "created": True,
+    }
+    assert result.err == (case / "stderr.txt").read_text(encoding="utf-8")
+
+
+def test_add_appends_and_keeps_the_file_as_it_was(loader: Any, tmp_path: Path) -> None:
+    path = memory_file(tmp_path)
+    path.parent.mkdir(parents=True)
+    before = (CASES / "seed-example" / "permanent_memory.md").read_bytes()
+    path.write_bytes(before)
+    path.chmod(0o640)
+    result = loader(["add", "--project-dir", str(tmp_path), "--input", "-", *EST], epic_json())
+    assert result.code == 0, result.err
+    after = path.read_bytes()
+    assert after.startswith(before.rstrip(b"\n") + b"\n\n## Epic: FEAT-100 \xe2\x80\x94 An epic\n")
+    assert path.stat().st_mode & 0o777 == 0o640
+    epics = pm_parse.parse_permanent(after.decode("utf-8"))
+    assert [e.epic_id for e in epics] == ["FEAT-007", "FEAT-008", "FEAT-100"]
+    assert result.err == ""
+
+
+def test_add_keeps_crlf_and_bom(loader: Any, tmp_path: Path) -> None:
+    path = memory_file(tmp_path)
+    path.parent.mkdir(parents=True)
+    original = (CASES / "crlf-bom" / "permanent_memory.md").read_bytes()
+    assert original.startswith(b"\xef\xbb\xbf") and b"\r\n" in original
+    path.write_bytes(original)
+    assert (
+        loader(["add", "--project-dir", str(tmp_path), "--input", "-", *EST], epic_json()).code == 0
+    )
+    after = path.read_bytes()
+    assert after.startswith(b"\xef\xbb\xbf")
+    assert b"\n" not in after.replace(b"\r\n", b"")  # every line end is CRLF
+    assert after.endswith(b"### Conflicts encountered\r\n")
+
+
+def test_add_refuses_a_duplicate_and_replaces_in_place(loader: Any, tmp_path: Path) -> None:
+    base = ["add", "--project-dir", str(tmp_path), "--input", "-", *EST]
+    for epic_id in ("A-1", "B-2", "C-3"):
+        assert loader(base, epic_json(epic_id, decisions=[f"first {epic_id}"])).code == 0
+    path = memory_file(tmp_path)
+    before = path.read_bytes()
+    again = loader(base, epic_json("B-2", decisions=["second"]))
+    assert again == Result(
+        1,
+        "",
+        f"error: {path}: B-2 is already in the file (line 15); give --replace to replace it\n",
+    )
+    assert path.read_bytes() == before
+    replaced = loader([*base, "--replace"], epic_json("B-2", decisions=["second"]))
+    assert replaced.code == 0
+    assert replaced.out.startswith(f"replaced B-2 in {path} (")
+    epics = pm_parse.parse_permanent(path.read_text())
+    assert [(e.epic_id, e.first_entry("decisions")) for e in epics] == [
+        ("A-1", "first A-1"),
+        ("B-2", "second"),
+        ("C-3", "first C-3"),
+    ]
+    # The replaced section sits where the old one was, one blank line on each side.
+    text = path.read_text()
+    assert (
+        "\n\n## Epic: B-2 \u2014 An epic\n" in text and "\n\n## Epic: C-3 \u2014 An epic\n" in text
+    )
+    assert "\n\n\n" not in text
+
+
+def test_replace_refuses_an_id_that_is_already_twice_in_the_file(
+    loader: Any, tmp_path: Path
+) -> None:
+    path = memory_file(tmp_path)
+    path.parent.mkdir(parents=True)
+    path.write_text("## Epic: X-1 — one\n\n## Epic: X-1 — two\n")
+    result = loader(
+        ["add", "--project-dir", str(tmp_path), "--input", "-", "--replace", *EST], epic_json("X-1")
+    )
+    assert result == Result(
+        1, "", f"error: {path}: X-1 is in the file 2 times (lines 1, 3); keep one by hand first\n"
+    )
+
+
+# add: bad input. One table: the pure function and the command.
+
+OK = {"id": "A-1", "intent": "x"}
+INVALID: list[tuple[object, str]] = [
+    ([], "--input: expected a JSON object with id, intent and the item lists, got a list"),
+    ({"intent": "x"}, "id: required (the epic's ID, e.g. FEAT-007)"),
+    ({"id": "A-1"}, "intent: required (one line saying what the epic did)"),
+    ({"id": "A-1", "intent": " \n "}, "intent: required (one line saying what the epic did)"),
+    ({"id": 7, "intent": "x"}, "id: must be text, got a number"),
+    (
+        {"id": "a b", "intent": "x"},
+        "id: 'a b' is not an epic ID: letters, digits and . _ : # / + -, starting with a letter "
+        "or digit, at most 64 characters (e.g. FEAT-007)",
+    ),
+    (
+        {"id": "ghp_" + "A1b2C3d4E5" * 3, "intent": "x"},
+        "id: looks like a secret; use the epic's ticket ID, e.g. FEAT-007",
+    ),
+    (
+        {**OK, "decision": []},
+        "--input: unknown key 'decision' (known: id, intent, summary, completed, decisions, "
+        "gotchas, anti_patterns, patterns, conflicts, tentative)",
+    ),
+    ({**OK, "decisions": "one"}, "decisions: must be a list, got text"),
+    (
+        {**OK, "gotchas": [3]},
+        'gotchas[0]: must be text or {"text": ..., "confidence": ...}, got a number',
+    ),
+    ({**OK, "gotchas": ["a", {"confidence": 0.5}]}, "gotchas[1].text: required"),
+    (
+        {**OK, "gotchas": [{"text": "t", "why": "x"}]},
+        "gotchas[0]: unknown key 'why' (known: text, confidence)",
+    ),
+    (
+        {**OK, "patterns": [{"text": "t", "confidence": 1.5}]},
+        "patterns[0].confidence: must be a number from 0 to 1, got 1.5",
+    ),
+    (
+        {**OK, "patterns": [{"text": "t", "confidence": "high"}]},
+        "patterns[0].confidence: must be a number from 0 to 1, got text",
+    ),
+    (
+        {**OK, "patterns": [{"text": "t", "confidence": True}]},
+        "patterns[0].confidence: must be a number from 0 to 1, got true/false",
+    ),
+    (
+        {**OK, "completed": "yesterday"},
+        "completed: 'yesterday' is not an ISO 8601 date or date-time (e.g. 2026-05-15T14:00:00Z)",
+    ),
+    ({**OK, "completed": 20260101}, "completed: must be text, got a number"),
+    (
+        {**OK, "conflicts": ["x (confidence: 2)"]},
+        "conflicts[0]: ends with '(confidence: 2)', which the loader reads as a confidence; give "
+        "a number from 0 to 1 or rephrase",
+    ),
+    (
+        {"id": "A-1", "intent": "Release notes ##"},
+        "intent: the loader would read it back as 'Release notes'; rephrase it",
+    ),
+    (
+        {"id": "A-1", "intent": "x" * 3000},
+        "intent: the epic is over 500 tokens even without its items; shorten the intent",
+    ),
+]
+
+
+def prepare(data: object) -> str:
+    entry, _notes = pm_write_epic.read_entry(data, NOW)
+    entry, _dropped = pm_write_epic.fit_entry(entry, estimate)
+    text = pm_write_epic.format_epic(entry)
+    pm_write_epic.verify_epic(entry, text)
+    return text
+
+
+@pytest.mark.parametrize(("data", "message"), INVALID)
+def test_invalid_entry(data: object, message: str) -> None:
+    with pytest.raises(InvalidEntry) as caught:
+        prepare(data)
+    assert str(caught.value) == message
+
+
+@pytest.mark.parametrize(("data", "message"), INVALID)
+def test_add_refuses_invalid_input(loader: Any, tmp_path: Path, data: object, message: str) -> None:
+    result = loader(["add", "--project-dir", str(tmp_path), "--input", "-", *EST], json.dumps(data))
+    assert result == Result(1, "", f"error: {message}\n")
+    assert list(tmp_path.iterdir()) == []  # nothing written, not even .claude/
+
+
+@pytest.mark.parametrize(
+    ("stdin", "message"),
+    [
+        ("", "--input: not valid JSON: Expecting value: line 1 column 1 (char 0)"),
+        (
+            "{'id': 1}",
+            "--input: not valid JSON: Expecting property name enclosed in double "
+            "quotes: line 1 column 2 (char 1)",
+        ),
+        (b"\xff{}", "--input: not UTF-8 (byte 0)"),
+        ("[" * 10 + " " * (1024 * 1024), "--input: over 1024 KiB; an epic is a summary"),
+        ("[" * 100000, "--input: not valid JSON: nested too deeply"),
+    ],
+)
+def test_add_refuses_what_is_not_json(
+    loader: Any, tmp_path: Path, stdin: str | bytes, message: str
+) -> None:
+    result = loader(["add", "--project-dir", str(tmp_path), "--input", "-", *EST], stdin)
+    assert result == Result(1, "", f"error: {message}\n")
+
+
+def test_add_reports_an_unreadable_input_file(loader: Any, tmp_path: Path) -> None:
+    missing = tmp_path / "none.json"
+    result = loader(["add", "--project-dir", str(tmp_path), "--input", str(missing)])
+    assert result == Result(
+        1, "", f"error: cannot read --input {missing}: No such file or directory\n"
+    )
+
+
+def test_add_settles_what_the_loader_would_misread() -> None:
+    data = {
+        **OK,
+        "decisions": [
+            "[security] [x] nested tags",
+            "plain (conf=0.5)",
+            {"text": "explicit wins (confidence: 0.3)", "confidence": 0.9},
+            "  multi\nline\ttext  ",
+            "[REDACTED] kept as text",
+            "- a list marker stays",
+            "(confidence: 0.5)",
+        ],
+    }
+    entry, notes = pm_write_epic.read_entry(data, NOW)
+    assert [(i.text, i.confidence) for i in entry.items] == [
+        ("(security) [x] nested tags", None),
+        ("plain", 0.5),
+        ("explicit wins", 0.9),
+        ("multi line text", None),
+        ("(REDACTED) kept as text", None),
+        ("- a list marker stays", None),
+    ]
+    assert notes == [
+        "note: decisions[0]: a leading '[security]' is read by the loader as an entry type; "
+        "stored as '(security)'",
+        "note: decisions[4]: a leading '[REDACTED]' is read by the loader as an entry type; "
+        "stored as '(REDACTED)'",
+    ]
+    # "plain" had 0.5 in its text: it goes to Tentative.
+    assert pm_write_epic.stored_sections(entry)["tentative"] == ["plain"]
+
+
+def test_completed_defaults_to_now_and_is_written_in_utc(loader: Any, tmp_path: Path) -> None:
+    result = loader(
+        [
+            "add",
+            "--project-dir",
+            str(tmp_path),
+            "--input",
+            "-",
+            "--now",
+            "2026-06-01T08:30:15.5+02:00",
+            *EST,
+        ],
+        json.dumps(OK),
+    )
+    assert result.code == 0
+    assert " completed=2026-06-01T06:30:15Z -->\n" in memory_file(tmp_path).read_text()
+    entry, _ = pm_write_epic.read_entry({**OK, "completed": "2026-05-15"}, NOW)
+    assert entry.completed == "2026-05-15T00:00:00Z"
+
+
+def test_an_epic_over_500_tokens_loses_its_lowest_confidence_items(
+    loader: Any, tmp_path: Path
+) -> None:
+    # The real tokenizer: the 500-token limit is in cl100k_base tokens.
+    count, _engine, _source = pm_tokens.load_exact_counter()
+    filler = "; ".join(
+        f"detail {n} about retries, idempotency keys and ledger cut-offs" for n in range(8)
+    )
+    data = {
+        **OK,
+        "decisions": [
+            {"text": f"decision {n}: {filler}", "confidence": c}
+            for n, c in enumerate([0.95, 0.8, 0.9])
+        ],
+        "gotchas": [f"gotcha: {filler}"],
+        "tentative": [{"text": f"maybe: {filler}", "confidence": 0.8}],
+    }
+    result = loader(["add", "--project-dir", str(tmp_path), "--input", "-"], json.dumps(data))
+    assert result.code == 0, result.err
+    full = pm_write_epic.format_epic(pm_write_epic.read_entry(data, NOW)[0])
+    assert result.err == (
+        f"note: A-1 was {count(full)} tokens, over the 500-token limit of an epic; left out 2 "
+        "items, lowest confidence first: tentative[0] (0.80), decisions[1] (0.80)\n"
+    )
+    text = memory_file(tmp_path).read_text()
+    assert count(text) <= 500
+    [epic] = pm_parse.parse_permanent(text)
+    assert [len(s.entries) for s in epic.subsections] == [2, 1, 0, 0, 0]
+    assert result.out == f"added A-1 to {memory_file(tmp_path)} ({count(text)} tokens)\n"
+
+
+def test_fit_entry_leaves_out_as_few_items_as_needed() -> None:
+    entry, _ = pm_write_epic.read_entry(
+        {**OK, "patterns": [{"text": "p" * 40, "confidence": c} for c in (0.75, 0.9, 0.8, 0.9)]},
+        NOW,
+    )
+    full = estimate(pm_write_epic.format_epic(entry))
+    fitted, dropped = pm_write_epic.fit_entry(entry, estimate, full - 1)
+    assert [item.where for item in dropped] == ["patterns[0]"]
+    fitted, dropped = pm_write_epic.fit_entry(entry, estimate, full - 20)
+    assert [item.where for item in dropped] == ["patterns[0]", "patterns[2]"]
+    assert [item.where for item in fitted.items] == ["patterns[1]", "patterns[3]"]
+    assert pm_write_epic.fit_entry(entry, estimate, full) == (entry, [])
+
+
+def test_add_into_a_missing_folder_given_with_file(loader: Any, tmp_path: Path) -> None:
+    target = tmp_path / "nowhere" / "permanent_memory.md"
+    result = loader(["add", "--file", str(target), "--input", "-", *EST], json.dumps(OK))
+    assert result == Result(1, "", f"error: directory not found: {target.parent}\n")
+
+
+@pytest.mark.parametrize("command", ["add", "archive"])
+def test_the_writing_commands_refuse_stdin_as_the_file(loader: Any, command: str) -> None:
+    result = loader(
+        [command, "--file", "-", "--input", "-"] if command == "add" else [command, "--file", "-"]
+    )
+    assert result.code == 2
+    assert result.err.endswith(
+        f"error: {command}: --file - is not possible, the command writes the file\n"
+    )
+
+
+def _refused(loader: Any, tmp_path: Path, setup: Callable[[Path], None]) -> Result:
+    path = memory_file(tmp_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    setup(path)
+    before = tree(tmp_path)
+    result = loader(["add", "--project-dir", str(tmp_path), "--input", "-", *EST], json.dumps(OK))
+    assert tree(tmp_path) == before
+    return result
+
+
+def test_add_leaves_alone_what_it_cannot_rewrite_faithfully(loader: Any, tmp_path: Path) -> None:
+    path = memory_file(tmp_path)
+    latin1 = _refused(loader, tmp_path, lambda p: p.write_bytes(b"## Epic: A \xe9t\xe9\n"))
+    assert latin1 == Result(
+        1,
+        "",
+        f"error: {path} is not UTF-8 text (byte 11, line 1); fix it first, nothing was written\n",
+    )
+    utf16 = _refused(loader, tmp_path, lambda p: p.write_bytes("## Epic: A\n".encode("utf-16")))
+    assert utf16 == Result(
+        1, "", f"error: {path} is UTF-16 text; save it as UTF-8 first (this command writes UTF-8)\n"
+    )
+    path.unlink()
+    real = tmp_path / "real.md"
+    real.write_text("## Epic: R-1 — real\n")
+    link = _refused(loader, tmp_path, lambda p: p.symlink_to(real))
+    assert link == Result(
+        1,
+        "",
+        f"error: {path} is a symbolic link; add and archive replace the file, which would break "
+        "the link: give --file the real file\n",
+    )
+    path.unlink()
+    folder = _refused(loader, tmp_path, lambda p: p.mkdir())
+    assert folder == Result(1, "", f"error: {path} is not a regular file\n")
+
+
+def test_add_refuses_manual_overrides(loader: Any, tmp_path: Path) -> None:
+    target = tmp_path / "manual_overrides.md"
+    result = loader(["add", "--file", str(target), "--input", "-"], json.dumps(OK))
+    assert result == Result(
+        1, "", f"error: {target}: manual_overrides.md is user-curated; it is never written\n"
+    )
+
+
+def test_add_refuses_an_epic_the_file_would_swallow(loader: Any, tmp_path: Path) -> None:
+    path = memory_file(tmp_path)
+    path.parent.mkdir(parents=True)
+    path.write_text("## Epic: A-0 — open fence\n\n```\nno closing fence\n")
+    result = loader(["add", "--project-dir", str(tmp_path), "--input", "-", *EST], json.dumps(OK))
+    assert result == Result(
+        1,
+        "",
+        f"error: {path}: the loader would not read the new epic back (is a ``` fence left open "
+        "above it?); run permanent_memory.py check\n",
+    )
+
+
+def test_add_says_when_the_file_grows_past_what_the_loader_summarises(
+    loader: Any, tmp_path: Path
+) -> None:
+    path = memory_file(tmp_path)
+    path.parent.mkdir(parents=True)
+    path.write_text("# Notes\n\n" + "padding line for the notes\n" * 1300)
+    result = loader(["add", "--project-dir", str(tmp_path), "--input", "-", *EST], json.dumps(OK))
+    assert result.code == 0
+    tokens = estimate(path.read_text())
+    assert result.err == (
+        f"note: {path} is now {tokens} estimated tokens, over the 8000 the loader summarises; "
+        "run permanent_memory.py archive\n"
+    )
+
+
+def test_without_the_tokenizer_auto_says_it_estimates(
+    loader: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def unavailable(bundled_first: bool = False) -> Any:
+        raise pm_tokens.EncodingUnavailable("no cl100k_base file found on disk")
+
+    monkeypatch.setattr(pm_tokens, "load_exact_counter", unavailable)
+    result = loader(["add", "--project-dir", str(tmp_path), "--input", "-"], json.dumps(OK))
+    assert result.code == 0
+    assert result.err == (
+        "note: exact token counts unavailable (no cl100k_base file found on disk); "
+        "estimating 4 bytes a token\n"
+    )
+    assert result.out.endswith(" estimated tokens)\n")
+
+
+# add: the loader reads back exactly what was added
+
+TEXT = st.text(st.characters(blacklist_categories=("Cs",)), max_size=50)
+# Text with nothing the loader reads as markup, no characters the cleaning removes (the Hangul
+# fillers are letters to Unicode) and nothing shaped like a secret assignment.
+PLAIN = st.text(
+    st.characters(
+        whitelist_categories=("L", "N", "Zs"),
+        whitelist_characters=".,;'!?/-+&%",
+        blacklist_characters="\u115f\u1160\u3164\uffa0",
+    ),
+    max_size=50,
+).filter(lambda t: t.strip())
+IDS = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._:#/+-]{0,20}", fullmatch=True)
+CONFIDENCE = st.one_of(st.none(), st.floats(0, 1), st.sampled_from([0.0, 0.69, 0.695, 0.7, 1]))
+
+
+def entries(text: st.SearchStrategy[str]) -> st.SearchStrategy[dict[str, Any]]:
+    item = st.one_of(text, st.builds(lambda t, c: {"text": t, "confidence": c}, text, CONFIDENCE))
+    return st.fixed_dictionaries(
+        {"id": IDS.filter(lambda i: i not in EXISTING_IDS), "intent": text},
+        optional={
+            "completed": st.datetimes(timezones=st.just(timezone.utc)).map(datetime.isoformat),
+            **{field: st.lists(item, max_size=3) for field in pm_write_epic.LIST_FIELDS},
+        },
+    )
+
+
+EXISTING = [
+    "",
+    (CASES / "seed-example" / "permanent_memory.md").read_text(),
+    pm_parse.normalise_text((CASES / "crlf-bom" / "permanent_memory.md").read_text()),
+    (CASES / "v2-sections" / "permanent_memory.md").read_text(),
+    "# Title only, no newline at the end",
+]
+EXISTING_IDS = {epic.epic_id for text in EXISTING for epic in pm_parse.parse_permanent(text)}
+
+
+def _add_pure(data: dict[str, Any], existing: str) -> tuple[pm_write_epic.Entry, str] | None:
+    try:
+        entry, _notes = pm_write_epic.read_entry(data, NOW)
+        entry, _dropped = pm_write_epic.fit_entry(entry, estimate)
+        pm_write_epic.verify_epic(entry, pm_write_epic.format_epic(entry))
+        new_text, _action = pm_write_epic.place_epic(existing, entry, replace=False)
+    except (InvalidEntry, pm_write_epic.DuplicateEpic):
+        return None
+    return entry, new_text
+
+
+def _read_back(new_text: str) -> tuple[str, str, str | None, dict[str, list[str]]]:
+    epic = pm_parse.parse_permanent(new_text)[-1]
+    subs = {sub.label: list(sub.entries) for sub in epic.subsections}
+    return epic.epic_id, epic.intent, epic.completed, subs
+
+
+@settings(suppress_health_check=[HealthCheck.too_slow])
+@given(data=entries(TEXT), existing=st.sampled_from(EXISTING))
+def test_the_loader_reads_back_exactly_what_add_wrote(data: dict[str, Any], existing: str) -> None:
+    added = _add_pure(data, existing)
+    if added is None:
+        return
+    entry, new_text = added
+    assert _read_back(new_text) == (
+        entry.epic_id,
+        entry.intent,
+        entry.completed,
+        pm_write_epic.stored_sections(entry),
+    )
+    assert new_text.startswith(existing.rstrip("\n"))
+    assert pm_write_epic.find_placed(new_text, entry) is not None
+
+
+@given(data=entries(PLAIN), existing=st.sampled_from(EXISTING))
+def test_plain_text_is_read_back_as_given(data: dict[str, Any], existing: str) -> None:
+    added = _add_pure(data, existing)
+    assert added is not None  # plain text is never refused
+    entry, new_text = added
+    epic_id, intent, _completed, subs = _read_back(new_text)
+    assert (epic_id, intent) == (data["id"], " ".join(data["intent"].split()))
+    given_texts = sorted(
+        " ".join((item if isinstance(item, str) else item["text"]).split())
+        for field in pm_write_epic.LIST_FIELDS
+        for item in data.get(field, [])
+    )
+    assert sorted(text for texts in subs.values() for text in texts) == given_texts
+    for item in entry.items:  # and each went where its confidence sends it
+        label = "tentative" if item.tentative else pm_write_epic.FIELD_LABELS[item.field]
+        assert item.text in subs[label]
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.floats(allow_nan=True) | st.integers() | TEXT,
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(TEXT, children, max_size=3),
+    max_leaves=8,
+)
+
+
+@given(
+    data=st.one_of(
+        JSON,
+        st.fixed_dictionaries(
+            {"id": IDS, "intent": TEXT},
+            optional={field: JSON for field in (*pm_write_epic.LIST_FIELDS, "completed")},
+        ),
+    )
+)
+def test_bad_input_raises_only_invalid_entry(data: object) -> None:
+    try:
+        prepare(data)
+    except InvalidEntry as exc:
+        assert "\n" not in str(exc)
+
+
+def test_item_layout_matches_the_loader_labels() -> None:
+    for field, heading in pm_write_epic.HEADINGS.items():
+        assert pm_parse.subsection_label(heading) == pm_write_epic.FIELD_LABELS[field]
+    assert set(pm_write_epic.FIELD_LABELS.values()) == set(pm_parse.LABELS)
+
+
+# add: locking
+
+
+HOLD = """
+import sys
+from pathlib import Path
+sys.path.insert(0, sys.argv[1])
+import memory_io
+with memory_io.locked(Path(sys.argv[2])):
+    print("locked", flush=True)
+    sys.stdin.readline()
+"""
+
+
+def test_add_waits_for_the_folder_lock(tmp_path: Path) -> None:
+    folder = memory_file(tmp_path).parent
+    folder.mkdir(parents=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD, str(LOADER_DIR), str(folder)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    add = None
+    try:
+        assert holder.stdout is not None and holder.stdin is not None
+        assert holder.stdout.readline() == "locked\n"
+        add = subprocess.Popen(
+            [sys.executable, LOADER, "add", "--project-dir", tmp_path, "--input", "-", *EST],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        assert add.stdin is not None
+        add.stdin.write(json.dumps(OK).encode())
+        add.stdin.close()
+        time.sleep(1.0)
+        assert add.poll() is None  # waiting for the lock
+        assert not memory_file(tmp_path).exists()
+        holder.stdin.write("\n")
+        holder.stdin.flush()
+        assert add.wait(timeout=TIMEOUT) == 0
+    finally:
+        for process in (holder, add):
+            if process is not None:
+                process.kill()
+                process.wait(timeout=TIMEOUT)
+    assert [e.epic_id for e in pm_parse.parse_permanent(memory_file(tmp_path).read_text())] == [
+        "A-1"
+    ]
+    assert sorted(p.name for p in folder.iterdir()) == ["permanent_memory.md"]  # no lock file
+
+
+def test_concurrent_adds_all_land(tmp_path: Path) -> None:
+    ids = [f"PAR-{n}" for n in range(6)]
+    processes = [
+        subprocess.Popen(
+            [sys.executable, LOADER, "add", "--project-dir", tmp_path, "--input", "-", *EST],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        for _ in ids
+    ]
+    for process, epic_id in zip(processes, ids):
+        assert process.stdin is not None
+        process.stdin.write(epic_json(epic_id).encode())
+        process.stdin.close()
+    assert [p.wait(timeout=TIMEOUT) for p in processes] == [0] * len(ids)
+    found = [e.epic_id for e in pm_parse.parse_permanent(memory_file(tmp_path).read_text())]
+    assert sorted(found) == ids
