@@ -11,437 +11,33 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 from support import (
+    FAULT_SESSION,
     LOADER,
     LOADER_STAMP,
     MANAGER,
+    SEED_MEMORY,
     SESSION_STAMP,
-    SNAPSHOT_NAME,
     assert_no_traceback,
     call_main,
+    call_save,
     clean_env,
     clear_claude_env,
+    demote_to_nobody,
     hook_context,
     module,
+    nobody_script,
     run,
+    save_input,
+    shared_tmp,
     snapshot_files,
     stderr_lines,
     tree_bytes,
 )
-
-SESSION = "2026-01-01-10-00"
-PERMANENT = (Path(__file__).parent / "corpus" / "permanent" / "seed-example.md").read_bytes()
-
-
-def _payload(summary: str, session: str = SESSION, step: str = "S1") -> dict[str, Any]:
-    return {
-        "project_name": "proj",
-        "session_timestamp": session,
-        "mode": "architect",
-        "status": "in-progress",
-        "last_checkpoint": "CP-S1",
-        "session_summary": summary,
-        "steps_completed": {step: summary},
-        "checkpoints_approved": ["CP-S1"],
-    }
-
-
-@pytest.fixture
-def memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    clear_claude_env(monkeypatch)
-    mem = tmp_path / "proj" / "memory"
-    mem.mkdir(parents=True)
-    mm = module("memory_manager")
-    src = tmp_path / "first.json"
-    src.write_text(json.dumps(_payload("ORIGINAL")))
-    res = call_main(mm, ["save", "--memory-dir", str(mem), "--input", str(src)])
-    assert res.code == 0, res.err
-    return mem
-
-
-def _save(mm: Any, mem: Path, payload: dict[str, Any]) -> Any:
-    src = mem.parent / "in.json"
-    src.write_text(json.dumps(payload))
-    return call_main(mm, ["save", "--memory-dir", str(mem), "--input", str(src)])
-
-
-# ---------------------------------------------------------------------------------------------
-# Injected ENOSPC / EIO at each step of the write path, in-process.
-
-
-@contextmanager
-def _inject(
-    monkeypatch: pytest.MonkeyPatch, target: str, err: int, mem: Path, log: list[str]
-) -> Iterator[None]:
-    exc = OSError(err, os.strerror(err))
-    inside = str(mem.resolve())
-    real_write, real_replace = os.write, os.replace
-
-    def ours(path: Any) -> bool:
-        return isinstance(path, (str, os.PathLike)) and os.path.realpath(path).startswith(inside)
-
-    with monkeypatch.context() as mp:
-        if target == "os.write":
-
-            def write(fd: int, data: Any) -> int:
-                if fd > 2:
-                    log.append("os.write")
-                    raise exc
-                return real_write(fd, data)
-
-            mp.setattr(os, "write", write)
-        elif target == "os.write-partial":
-            # The first write lands half its bytes, the next one fails: a torn temp file.
-            state = {"n": 0}
-
-            def write(fd: int, data: Any) -> int:
-                if fd > 2:
-                    log.append("os.write")
-                    state["n"] += 1
-                    if state["n"] == 1 and len(data) > 1:
-                        return real_write(fd, bytes(data[: len(data) // 2]))
-                    raise exc
-                return real_write(fd, data)
-
-            mp.setattr(os, "write", write)
-        elif target == "os.fsync":
-
-            def fsync(fd: int) -> None:
-                log.append("os.fsync")
-                raise exc
-
-            mp.setattr(os, "fsync", fsync)
-        elif target == "os.replace":
-
-            def replace(src: Any, dst: Any, **kw: Any) -> None:
-                if ours(dst):
-                    log.append(target)
-                    raise exc
-                real_replace(src, dst, **kw)
-
-            mp.setattr(os, "replace", replace)
-        elif target == "os.open":
-            real_os_open = os.open
-
-            def os_open(path: Any, flags: int, *a: Any, **kw: Any) -> int:
-                if ours(path) and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT):
-                    log.append("os.open")
-                    raise exc
-                return real_os_open(path, flags, *a, **kw)
-
-            mp.setattr(os, "open", os_open)
-        else:
-            raise AssertionError(target)
-        yield
-
-
-# The calls memory_io.atomic_write makes: it writes with os.write (no file object) and renames
-# with os.replace.
-TARGETS = ["os.open", "os.write", "os.write-partial", "os.fsync", "os.replace"]
-
-
-# Disk errors anywhere in the write path; permission errors where they come from (open, rename).
-FAULTS = [(t, e) for t in TARGETS for e in (errno.ENOSPC, errno.EIO)] + [
-    (t, e) for t in ("os.open", "os.replace") for e in (errno.EROFS, errno.EACCES)
-]
-
-
-@pytest.mark.parametrize(
-    ("target", "err"), FAULTS, ids=[f"{t}-{errno.errorcode[e]}" for t, e in FAULTS]
-)
-@pytest.mark.parametrize("scenario", ["update", "create"])
-def test_write_fault(
-    memory: Path, monkeypatch: pytest.MonkeyPatch, target: str, err: int, scenario: str
-) -> None:
-    mm = module("memory_manager")
-    original = {p.name: p.read_bytes() for p in memory.iterdir()}
-    session = SESSION if scenario == "update" else "2026-01-02-10-00"
-    log: list[str] = []
-    with _inject(monkeypatch, target, err, memory, log):
-        res = _save(mm, memory, _payload("NEW VERSION", session, "S2"))
-    assert_no_traceback(res, "save")
-    assert log, f"{target} is not on the write path: the fault was never injected"
-    after = {p.name: p.read_bytes() for p in memory.iterdir()}
-    assert res.code == 1, f"fault {log} swallowed: exit {res.code}, stderr {res.err!r}"
-    lines = stderr_lines(res.err)
-    assert len(lines) == 1, lines
-    assert os.strerror(err) in lines[0] or errno.errorcode[err] in lines[0], lines[0]
-    assert res.out == ""
-    for name, data in original.items():
-        assert after.get(name) == data, f"{name} changed by a failed save"
-    new = sorted(set(after) - set(original))
-    assert new == [], f"failed save left {new}"
-    # And the next save, with the fault gone, goes through.
-    ok = _save(mm, memory, _payload("AFTER FAULT", session, "S3"))
-    assert ok.code == 0, ok.err
-
-
-# ---------------------------------------------------------------------------------------------
-# Real faults in a private mount namespace: a full tmpfs and a read-only bind mount.
-
-
-def _namespace_ok() -> bool:
-    if shutil.which("unshare") is None or shutil.which("mount") is None:
-        return False
-    try:
-        probe = subprocess.run(
-            ["unshare", "-m", "sh", "-c", "d=$(mktemp -d) && mount -t tmpfs -o size=64k tmpfs $d"],
-            capture_output=True,
-            timeout=20,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return probe.returncode == 0
-
-
-NAMESPACE = pytest.mark.skipif(
-    not _namespace_ok(), reason="needs `unshare -m` and mount (root in a sandbox that allows it)"
-)
-
-NS_SCRIPT = r"""
-import errno, json, os, subprocess, sys
-from pathlib import Path
-python, manager, loader, work, kind = sys.argv[1:6]
-work = Path(work)
-mnt = work / "mnt"
-mnt.mkdir()
-subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)], check=True)
-mem = mnt / "memory"
-mem.mkdir()
-env = dict(os.environ)
-def save(summary, session, step, pad=0):
-    payload = {"project_name": "proj", "session_timestamp": session, "mode": "architect",
-               "status": "in-progress", "last_checkpoint": "CP-S1",
-               "session_summary": summary + " " + "x" * pad, "steps_completed": {step: summary}}
-    src = work / "in.json"
-    src.write_text(json.dumps(payload))
-    p = subprocess.run([python, manager, "save", "--memory-dir", str(mem), "--input", str(src)],
-                       capture_output=True, env=env, timeout=60)
-    return {"rc": p.returncode, "err": p.stderr.decode(), "out": p.stdout.decode()}
-def state():
-    return {p.name: p.read_bytes().decode("utf-8", "replace") for p in sorted(mem.iterdir())}
-first = save("ORIGINAL", "2026-01-01-10-00", "S1")
-before = state()
-results = {"first": first, "before": before, "runs": []}
-if kind == "full":
-    filler = open(mnt / "filler", "wb", buffering=0)
-    try:
-        while True:
-            filler.write(b"\0" * 4096)
-    except OSError as exc:
-        results["fill_errno"] = exc.errno
-    for label, session, pad in (("update-small", "2026-01-01-10-00", 0),
-                                ("create-small", "2026-01-02-10-00", 0)):
-        results["runs"].append([label, save("NEW", session, "S2", pad), state()])
-    # Free one page: a 12 KB snapshot now fails part-way through its write.
-    filler.truncate(os.fstat(filler.fileno()).st_size - 4096)
-    for label, session, pad in (("update-torn", "2026-01-01-10-00", 12000),
-                                ("create-torn", "2026-01-03-10-00", 12000)):
-        results["runs"].append([label, save("NEW", session, "S2", pad), state()])
-    # The loader hook with its cache on the full file system still emits its block.
-    proj = work / "proj"
-    (proj / ".claude" / "memory").mkdir(parents=True)
-    seed = Path(sys.argv[6]).read_bytes()
-    (proj / ".claude" / "memory" / "permanent_memory.md").write_bytes(seed)
-    henv = dict(env, CLAUDE_PLUGIN_DATA=str(mnt / "cache"), CLAUDE_PROJECT_DIR=str(proj))
-    hook = subprocess.run([python, loader, "hook"], input=json.dumps(
-        {"session_id": "x", "hook_event_name": "UserPromptSubmit", "cwd": str(proj),
-         "prompt": "p"}).encode(), capture_output=True, env=henv, timeout=60)
-    load = subprocess.run([python, loader, "load", "--project-dir", str(proj)],
-                          capture_output=True, env=henv, timeout=60)
-    results["hook"] = {"rc": hook.returncode, "out": hook.stdout.decode(),
-                       "err": hook.stderr.decode(),
-                       "expected": load.stdout.decode()}
-elif kind == "readonly":
-    subprocess.run(["mount", "--bind", str(mem), str(mem)], check=True)
-    subprocess.run(["mount", "-o", "remount,ro,bind", str(mem)], check=True)
-    for label, session in (("update", "2026-01-01-10-00"), ("create", "2026-01-02-10-00")):
-        results["runs"].append([label, save("NEW", session, "S2"), state()])
-    ll = subprocess.run([python, manager, "load-last", "--memory-dir", str(mem), "--project-name",
-                         "proj"], capture_output=True, env=env, timeout=60)
-    results["load_last"] = {"rc": ll.returncode, "out": ll.stdout.decode(),
-                            "err": ll.stderr.decode()}
-print(json.dumps(results))
-"""
-
-
-def _in_namespace(tmp_path: Path, kind: str) -> dict[str, Any]:
-    script = tmp_path / "ns.py"
-    script.write_text(NS_SCRIPT)
-    seed = tmp_path / "seed.md"
-    seed.write_bytes(PERMANENT)
-    proc = subprocess.run(
-        [
-            "unshare",
-            "-m",
-            sys.executable,
-            str(script),
-            sys.executable,
-            str(MANAGER),
-            str(LOADER),
-            str(tmp_path),
-            kind,
-            str(seed),
-        ],
-        capture_output=True,
-        env=clean_env(tmp_path),
-        timeout=240,
-        check=False,
-    )
-    assert proc.returncode == 0, proc.stderr.decode()[-3000:]
-    return json.loads(proc.stdout)  # type: ignore[no-any-return]
-
-
-@NAMESPACE
-def test_real_disk_full(tmp_path: Path) -> None:
-    res = _in_namespace(tmp_path, "full")
-    assert res["first"]["rc"] == 0, res["first"]
-    assert res["fill_errno"] == errno.ENOSPC
-    before = res["before"]
-    for label, run_, state in res["runs"]:
-        assert "Traceback" not in run_["err"], (label, run_["err"])
-        assert run_["rc"] == 1, (label, run_)
-        errors = [ln for ln in stderr_lines(run_["err"]) if not ln.startswith("warning:")]
-        assert len(errors) == 1, (label, run_["err"])  # the > 2 KB size warning may precede it
-        assert "No space left on device" in errors[0], (label, run_["err"])
-        snaps = {k: v for k, v in state.items() if k != "filler" and SNAPSHOT_NAME.match(k)}
-        assert snaps == {k: v for k, v in before.items() if SNAPSHOT_NAME.match(k)}, label
-        extra = sorted(set(state) - set(before) - {"filler"})
-        assert extra == [], f"{label}: left {extra}"
-    hook = res["hook"]
-    assert hook["rc"] == 0 and "Traceback" not in hook["err"], hook
-    assert hook["expected"].startswith(LOADER_STAMP)
-    context = json.loads(hook["out"])["hookSpecificOutput"]["additionalContext"]
-    assert context == hook["expected"], hook
-
-
-@NAMESPACE
-def test_real_read_only_memory_dir(tmp_path: Path) -> None:
-    res = _in_namespace(tmp_path, "readonly")
-    before = res["before"]
-    for label, run_, state in res["runs"]:
-        assert "Traceback" not in run_["err"], (label, run_["err"])
-        assert run_["rc"] == 1, (label, run_)
-        lines = stderr_lines(run_["err"])
-        assert len(lines) == 1 and "Read-only file system" in lines[0], (label, lines)
-        assert state == before, label
-    ll = res["load_last"]
-    assert ll["rc"] == 0 and ll["out"].startswith(SESSION_STAMP), ll
-    assert "ORIGINAL" in ll["out"]
-
-
-def _as_nobody() -> Any:
-    def demote() -> None:
-        os.setgid(65534)
-        os.setuid(65534)
-
-    return demote
-
-
-def _shared_tmp() -> str | None:
-    # A private TMPDIR would hide the test folder from `nobody`; /tmp is world-traversable.
-    return "/tmp" if os.path.isdir("/tmp") else None
-
-
-def _nobody_script(base: Path, script: Path, probe: str) -> list[str]:
-    """The command that runs a copy of `script`'s skill as `nobody`.
-
-    The checkout may sit under a folder `nobody` cannot traverse (a 0700 home or temp folder),
-    so the skill's scripts are copied into `base` (world-readable), and the interpreter is the
-    first of this one and the system's that `nobody` can run with `probe` importable.
-    """
-    copy = base / "skill-scripts"
-    shutil.copytree(script.parent, copy)
-    for p in [copy, *copy.rglob("*")]:
-        p.chmod(0o755 if p.is_dir() else 0o644)
-    for python in dict.fromkeys([sys.executable, "/usr/bin/python3"]):
-        probes = ([python, "-c", f"import {probe}"], [python, str(copy / script.name), "--help"])
-        try:
-            usable = all(
-                subprocess.run(
-                    cmd, capture_output=True, timeout=60, preexec_fn=_as_nobody(), check=False
-                ).returncode
-                == 0
-                for cmd in probes
-            )
-        except OSError:
-            continue
-        if usable:
-            return [python, str(copy / script.name)]
-    pytest.skip(f"no Python that the user nobody can run {copy / script.name} with")
-
-
-@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to drop to nobody")
-def test_unwritable_memory_dir_as_unprivileged_user(tmp_path: Path) -> None:
-    """chmod is ignored by root: run the save as `nobody` against a 0555 directory."""
-    base = Path(tempfile.mkdtemp(prefix="hardening-ro-", dir=_shared_tmp()))
-    try:
-        base.chmod(0o755)
-        mem = base / "memory"
-        mem.mkdir()
-        env = clean_env(base)
-        src = base / "in.json"
-        src.write_text(json.dumps(_payload("ORIGINAL")))
-        src.chmod(0o644)
-        assert (
-            run(MANAGER, ["save", "--memory-dir", str(mem), "--input", str(src)], env=env).code == 0
-        )
-        before = {p.name: p.read_bytes() for p in mem.iterdir()}
-        mem.chmod(0o555)
-        for p in mem.iterdir():
-            p.chmod(0o444)
-        as_nobody = _nobody_script(base, MANAGER, "yaml")
-        for session in (SESSION, "2026-01-02-10-00"):
-            src.write_text(json.dumps(_payload("NEW", session, "S2")))
-            proc = subprocess.run(
-                [
-                    *as_nobody,
-                    "save",
-                    "--memory-dir",
-                    str(mem),
-                    "--input",
-                    str(src),
-                ],
-                capture_output=True,
-                env=env,
-                timeout=60,
-                preexec_fn=_as_nobody(),
-                check=False,
-            )
-            err = proc.stderr.decode()
-            assert "Traceback" not in err, err
-            assert proc.returncode == 1, (proc.returncode, err)
-            assert len(stderr_lines(err)) == 1 and "Permission denied" in err, err
-            assert {p.name: p.read_bytes() for p in mem.iterdir()} == before
-        proc = subprocess.run(
-            [
-                *as_nobody,
-                "load-last",
-                "--memory-dir",
-                str(mem),
-                "--project-name",
-                "proj",
-            ],
-            capture_output=True,
-            env=env,
-            timeout=60,
-            preexec_fn=_as_nobody(),
-            check=False,
-        )
-        assert proc.returncode == 0 and proc.stdout.decode().startswith(SESSION_STAMP), proc
-    finally:
-        for p in [base, *base.rglob("*")]:
-            if p.is_dir():
-                p.chmod(0o755)
-        shutil.rmtree(base)
-
 
 # ---------------------------------------------------------------------------------------------
 # Symbolic links.
@@ -461,11 +57,11 @@ def test_memory_dir_symlink_works_when_the_user_names_it(
     proj.mkdir()
     link = proj / "memory"
     link.symlink_to(real, target_is_directory=True)
-    res = _save(mm, link, _payload("THROUGH LINK"))
+    res = call_save(mm, link, save_input("THROUGH LINK"))
     assert res.code == 0, res.err
     assert link.is_symlink()
-    assert [p.name for p in snapshot_files(real)] == [f"{SESSION}-proj.md"]
-    res2 = _save(mm, link, _payload("SECOND", step="S2"))
+    assert [p.name for p in snapshot_files(real)] == [f"{FAULT_SESSION}-proj.md"]
+    res2 = call_save(mm, link, save_input("SECOND", step="S2"))
     assert res2.code == 0, res2.err
     assert link.is_symlink(), "the memory-dir link was replaced"
     ll = call_main(mm, ["load-last", "--memory-dir", str(link), "--project-name", "proj"])
@@ -526,7 +122,7 @@ def test_snapshot_symlink_to_outside_file(tmp_path: Path, monkeypatch: pytest.Mo
     proj = tmp_path / "proj"
     mem = proj / "memory"
     mem.mkdir(parents=True)
-    assert _save(mm, mem, _payload("OLDER REAL ONE", "2026-01-01-10-00")).code == 0
+    assert call_save(mm, mem, save_input("OLDER REAL ONE", "2026-01-01-10-00")).code == 0
     link = mem / "2026-06-01-10-00-proj.md"
     link.symlink_to(outside)
     ll = call_main(mm, ["load-last", "--memory-dir", str(mem), "--project-name", "proj"])
@@ -547,7 +143,7 @@ def test_snapshot_symlink_to_outside_file(tmp_path: Path, monkeypatch: pytest.Mo
     )
     assert hook.code == 0 and "OUTSIDE-SECRET-CONTENT" not in hook.out
     # Saving that session: the outside file is never written through nor merged from.
-    res = _save(mm, mem, _payload("NEW", "2026-06-01-10-00", "S2"))
+    res = call_save(mm, mem, save_input("NEW", "2026-06-01-10-00", "S2"))
     assert_no_traceback(res, "save")
     assert outside.read_text() == OUTSIDE, "save wrote through a symbolic link"
     if res.code == 0:
@@ -561,7 +157,7 @@ def test_snapshot_symlink_to_outside_file(tmp_path: Path, monkeypatch: pytest.Mo
 # The loader hook's cache.
 
 
-def _hook_payload(proj: Path, session: str, event: str = "UserPromptSubmit") -> bytes:
+def hook_payload(proj: Path, session: str, event: str = "UserPromptSubmit") -> bytes:
     extra = {"prompt": "p"} if event == "UserPromptSubmit" else {"source": "startup"}
     return json.dumps(
         {"session_id": session, "hook_event_name": event, "cwd": str(proj), **extra}
@@ -573,7 +169,7 @@ def loader_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     clear_claude_env(monkeypatch)
     proj = tmp_path / "proj"
     (proj / ".claude" / "memory").mkdir(parents=True)
-    (proj / ".claude" / "memory" / "permanent_memory.md").write_bytes(PERMANENT)
+    (proj / ".claude" / "memory" / "permanent_memory.md").write_bytes(SEED_MEMORY)
     return proj
 
 
@@ -621,20 +217,20 @@ def test_loader_cache_corrupted(
     monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(cache))
     expected = call_main(pm, ["load", "--project-dir", str(loader_project)]).out
     assert expected.startswith(LOADER_STAMP)
-    first = call_main(pm, ["hook"], stdin=_hook_payload(loader_project, "prime"))
+    first = call_main(pm, ["hook"], stdin=hook_payload(loader_project, "prime"))
     assert first.code == 0 and first.out == expected
     files = [p for p in cache.rglob("*") if p.is_file()]
     assert files, "the hook cached nothing under $CLAUDE_PLUGIN_DATA"
     for p in files:
         _corrupt(p, how)
     for session, event in (("fresh-1", "UserPromptSubmit"), ("fresh-2", "SessionStart")):
-        res = call_main(pm, ["hook"], stdin=_hook_payload(loader_project, session, event))
+        res = call_main(pm, ["hook"], stdin=hook_payload(loader_project, session, event))
         assert_no_traceback(res, f"hook after {how}")
         assert res.code == 0
         assert res.out == expected, f"cache {how}: emitted {res.out!r}"
     # The primed session either gets the block again or nothing (its state may be gone), never
     # a wrong block.
-    again = call_main(pm, ["hook"], stdin=_hook_payload(loader_project, "prime"))
+    again = call_main(pm, ["hook"], stdin=hook_payload(loader_project, "prime"))
     assert again.code == 0 and again.out in ("", expected), again.out
     assert sorted(p.name for p in (loader_project / ".claude" / "memory").iterdir()) == [
         "permanent_memory.md"
@@ -659,7 +255,7 @@ def test_loader_cache_dir_unusable(loader_project: Path, tmp_path: Path, how: st
     expected = run(LOADER, ["load", "--project-dir", str(loader_project)], env=env).out
     assert expected.startswith(LOADER_STAMP)
     for session in ("a", "b"):
-        res = run(LOADER, ["hook"], env=env, stdin=_hook_payload(loader_project, session))
+        res = run(LOADER, ["hook"], env=env, stdin=hook_payload(loader_project, session))
         assert_no_traceback(res, f"hook with cache {how}")
         assert res.code == 0 and res.out == expected, (res.out, res.err)
         # A diagnostic per thing it could not do (cache, session state), nothing more.
@@ -669,12 +265,12 @@ def test_loader_cache_dir_unusable(loader_project: Path, tmp_path: Path, how: st
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to drop to nobody")
 def test_loader_cache_dir_unreadable_as_unprivileged_user(tmp_path: Path) -> None:
-    base = Path(tempfile.mkdtemp(prefix="hardening-cache-", dir=_shared_tmp()))
+    base = Path(tempfile.mkdtemp(prefix="hardening-cache-", dir=shared_tmp()))
     try:
         base.chmod(0o755)
         proj = base / "proj"
         (proj / ".claude" / "memory").mkdir(parents=True)
-        (proj / ".claude" / "memory" / "permanent_memory.md").write_bytes(PERMANENT)
+        (proj / ".claude" / "memory" / "permanent_memory.md").write_bytes(SEED_MEMORY)
         for p in [proj, proj / ".claude", proj / ".claude" / "memory"]:
             p.chmod(0o755)
         (proj / ".claude" / "memory" / "permanent_memory.md").chmod(0o644)
@@ -684,19 +280,19 @@ def test_loader_cache_dir_unreadable_as_unprivileged_user(tmp_path: Path) -> Non
         env = clean_env(base)
         env["CLAUDE_PLUGIN_DATA"] = str(cache)
         expected = run(LOADER, ["load", "--project-dir", str(proj)], env=env).out
-        as_nobody = _nobody_script(base, LOADER, "zlib")
+        as_nobody = nobody_script(base, LOADER, "zlib")
         for session in ("a", "b"):
             proc = subprocess.run(
                 [*as_nobody, "hook"],
-                input=_hook_payload(proj, session),
+                input=hook_payload(proj, session),
                 capture_output=True,
                 env=env,
                 timeout=60,
-                preexec_fn=_as_nobody(),
+                preexec_fn=demote_to_nobody(),
                 check=False,
             )
             assert "Traceback" not in proc.stderr.decode(), proc.stderr
-            context = hook_context(proc.stdout.decode(), _hook_payload(proj, session))
+            context = hook_context(proc.stdout.decode(), hook_payload(proj, session))
             assert proc.returncode == 0 and context == expected, proc
     finally:
         for p in [base, *base.rglob("*")]:
@@ -730,7 +326,7 @@ def test_loader_hook_option_out_of_range(
     env = clean_env(tmp_path)
     expected = run(LOADER, ["load", "--project-dir", str(loader_project)], env=env).out
     env[name] = value
-    res = run(LOADER, ["hook"], env=env, stdin=_hook_payload(loader_project, "opt"))
+    res = run(LOADER, ["hook"], env=env, stdin=hook_payload(loader_project, "opt"))
     assert_no_traceback(res, "hook")
     assert res.code == 0
     if name.endswith(("HARD_CAP", "TOKEN_TARGET", "STALE_DAYS")) and value not in ("20", "5000"):
@@ -740,7 +336,7 @@ def test_loader_hook_option_out_of_range(
     else:
         assert res.out.startswith(LOADER_STAMP), (res.out, res.err)
     mres = run(
-        MANAGER, ["hook"], env=env, stdin=_hook_payload(loader_project, "opt", "SessionStart")
+        MANAGER, ["hook"], env=env, stdin=hook_payload(loader_project, "opt", "SessionStart")
     )
     assert_no_traceback(mres, "manager hook")
     assert mres.code == 0
@@ -749,10 +345,10 @@ def test_loader_hook_option_out_of_range(
 # ---------------------------------------------------------------------------------------------
 # Files that are not regular files where a memory file is expected.
 
-SPECIAL = ["fifo", "dev-zero-link", "directory", "sparse-2g", "dangling-link"]
+SPECIAL_FILES = ["fifo", "dev-zero-link", "directory", "sparse-2g", "dangling-link"]
 
 
-def _make_special(path: Path, kind: str) -> None:
+def make_special(path: Path, kind: str) -> None:
     if kind == "fifo":
         os.mkfifo(path)
     elif kind == "dev-zero-link":
@@ -766,15 +362,15 @@ def _make_special(path: Path, kind: str) -> None:
         path.symlink_to(path.parent / "nowhere.md")
 
 
-@pytest.mark.parametrize("kind", SPECIAL)
+@pytest.mark.parametrize("kind", SPECIAL_FILES)
 def test_loader_special_file(tmp_path: Path, kind: str) -> None:
     """The hook runs on every prompt with a 5 s timeout: no file type may hang or flood it."""
     proj = tmp_path / "proj"
     (proj / ".claude" / "memory").mkdir(parents=True)
-    _make_special(proj / ".claude" / "memory" / "permanent_memory.md", kind)
+    make_special(proj / ".claude" / "memory" / "permanent_memory.md", kind)
     env = clean_env(tmp_path)
     for args, stdin in (
-        (["hook"], _hook_payload(proj, "x")),
+        (["hook"], hook_payload(proj, "x")),
         (["load", "--project-dir", str(proj)], b""),
     ):
         try:
@@ -791,21 +387,21 @@ def test_loader_special_file(tmp_path: Path, kind: str) -> None:
         assert len(res.out) <= 2000
 
 
-@pytest.mark.parametrize("kind", SPECIAL)
+@pytest.mark.parametrize("kind", SPECIAL_FILES)
 def test_manager_special_snapshot(tmp_path: Path, kind: str) -> None:
     mem = tmp_path / "proj" / "memory"
     mem.mkdir(parents=True)
     env = clean_env(tmp_path)
     src = tmp_path / "in.json"
-    src.write_text(json.dumps(_payload("REAL OLDER ONE")))
+    src.write_text(json.dumps(save_input("REAL OLDER ONE")))
     assert run(MANAGER, ["save", "--memory-dir", str(mem), "--input", str(src)], env=env).code == 0
-    _make_special(mem / "2026-06-01-10-00-proj.md", kind)
+    make_special(mem / "2026-06-01-10-00-proj.md", kind)
     for args in (
         ["load-last", "--memory-dir", str(mem), "--project-name", "proj"],
         ["list", "--memory-dir", str(mem)],
         ["hook"],
     ):
-        stdin = _hook_payload(tmp_path / "proj", "x", "SessionStart") if args == ["hook"] else b""
+        stdin = hook_payload(tmp_path / "proj", "x", "SessionStart") if args == ["hook"] else b""
         try:
             res = run(MANAGER, args, env=env, stdin=stdin, timeout=8, cwd=tmp_path / "proj")
         except subprocess.TimeoutExpired:
@@ -815,7 +411,7 @@ def test_manager_special_snapshot(tmp_path: Path, kind: str) -> None:
         if args[0] in ("load-last", "hook"):
             assert "REAL OLDER ONE" in res.out, (args[0], res.out[:300], res.err)
     # Saving into that session must fail cleanly, never write through or replace a non-file.
-    src.write_text(json.dumps(_payload("NEW", "2026-06-01-10-00", "S2")))
+    src.write_text(json.dumps(save_input("NEW", "2026-06-01-10-00", "S2")))
     try:
         res = run(
             MANAGER, ["save", "--memory-dir", str(mem), "--input", str(src)], env=env, timeout=8
@@ -825,30 +421,6 @@ def test_manager_special_snapshot(tmp_path: Path, kind: str) -> None:
     assert_no_traceback(res, "save")
     if kind in ("fifo", "directory", "sparse-2g"):
         assert res.code == 1 and len(stderr_lines(res.err)) == 1, (res.code, res.err)
-
-
-def test_save_over_corrupt_same_session_keeps_it(tmp_path: Path) -> None:
-    """A same-session save must not replace a snapshot it cannot read (that would lose it)."""
-    mem = tmp_path / "memory"
-    mem.mkdir()
-    env = clean_env(tmp_path)
-    src = tmp_path / "in.json"
-    src.write_text(json.dumps(_payload("ORIGINAL")))
-    assert run(MANAGER, ["save", "--memory-dir", str(mem), "--input", str(src)], env=env).code == 0
-    snap = mem / f"{SESSION}-proj.md"
-    for corrupt in (
-        b"---\nstatus: [unclosed\n---\n\n## Session summary\nprecious hand edit\n",
-        b"\xff\xfe not utf-8 \x00",
-        b"---\n- a list\n---\nbody\n",
-        b"---\n!!python/object/apply:os.system [x]\n---\n",
-    ):
-        snap.write_bytes(corrupt)
-        src.write_text(json.dumps(_payload("NEW", step="S2")))
-        res = run(MANAGER, ["save", "--memory-dir", str(mem), "--input", str(src)], env=env)
-        assert_no_traceback(res, "save")
-        assert res.code == 1, (corrupt[:20], res.out, res.err)
-        assert len(stderr_lines(res.err)) == 1, res.err
-        assert snap.read_bytes() == corrupt, "the unreadable snapshot was replaced"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -954,7 +526,7 @@ OTHER_MARKS = ("7731", "environ-marker-5519")
 ENV_PLANT = "\n## Epic: ENV-1 \u2014 environ-marker-5519\n### Gotchas discovered\n- x\n"
 
 
-def _other(tmp_path: Path) -> Path:
+def other_project(tmp_path: Path) -> Path:
     other = tmp_path / "other"
     (other / ".claude" / "memory").mkdir(parents=True)
     (other / ".claude" / "memory" / "permanent_memory.md").write_text(OTHER_EPIC)
@@ -964,36 +536,37 @@ def _other(tmp_path: Path) -> Path:
     return other
 
 
-def _link(path: Path, target: str | Path) -> Path:
+def make_link(path: Path, target: str | Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.symlink_to(target)
     return path
 
 
-def _pm(proj: Path) -> Path:
+def permanent_file(proj: Path) -> Path:
     return proj / ".claude" / "memory" / "permanent_memory.md"
 
 
 # name -> (what to link in the project, returns the path a refusal must name)
 LOADER_LINKS: dict[str, Any] = {
-    "file to another project": lambda proj, other: _link(
-        _pm(proj), other / ".claude" / "memory" / "permanent_memory.md"
+    "file to another project": lambda proj, other: make_link(
+        permanent_file(proj), other / ".claude" / "memory" / "permanent_memory.md"
     ),
-    "relative file link": lambda proj, other: _link(
-        _pm(proj), "../../../other/.claude/memory/permanent_memory.md"
+    "relative file link": lambda proj, other: make_link(
+        permanent_file(proj), "../../../other/.claude/memory/permanent_memory.md"
     ),
     ".claude/memory to another project": lambda proj, other: (
-        _link(proj / ".claude" / "memory", other / ".claude" / "memory") / "permanent_memory.md"
+        make_link(proj / ".claude" / "memory", other / ".claude" / "memory") / "permanent_memory.md"
     ),
     ".claude to another project": lambda proj, other: (
-        _link(proj / ".claude", other / ".claude") / "memory" / "permanent_memory.md"
+        make_link(proj / ".claude", other / ".claude") / "memory" / "permanent_memory.md"
     ),
-    "link chain leaving the project": lambda proj, other: _link(
-        _pm(proj), _link(proj / "docs" / "notes.md", other / ".claude/memory/permanent_memory.md")
+    "link chain leaving the project": lambda proj, other: make_link(
+        permanent_file(proj),
+        make_link(proj / "docs" / "notes.md", other / ".claude/memory/permanent_memory.md"),
     ),
-    "/proc/self/environ": lambda proj, other: _link(_pm(proj), "/proc/self/environ"),
-    "dangling link out of the project": lambda proj, other: _link(
-        _pm(proj), other / "not-yet-there.md"
+    "/proc/self/environ": lambda proj, other: make_link(permanent_file(proj), "/proc/self/environ"),
+    "dangling link out of the project": lambda proj, other: make_link(
+        permanent_file(proj), other / "not-yet-there.md"
     ),
 }
 LOADER_READS = {
@@ -1008,7 +581,7 @@ LOADER_READS = {
 LOADER_READ_CASES = [(link, cmd) for link in LOADER_LINKS for cmd in LOADER_READS]
 
 
-def _outside_tree(tmp_path: Path) -> dict[str, bytes | str]:
+def outside_tree(tmp_path: Path) -> dict[str, bytes | str]:
     """Everything outside the project (the hook's cache dirs excepted), with contents."""
     found: dict[str, bytes | str] = {}
     for dirpath, dirs, files in os.walk(tmp_path):
@@ -1024,7 +597,7 @@ def _outside_tree(tmp_path: Path) -> dict[str, bytes | str]:
     return found
 
 
-def _refusal_problems(res: Any, refused: Path, *, hook: bool, doctor: bool = False) -> list[str]:
+def refusal_problems(res: Any, refused: Path, *, hook: bool, doctor: bool = False) -> list[str]:
     problems = []
     leaked = [mark for mark in OTHER_MARKS if mark in res.out + res.err]
     if leaked:
@@ -1050,25 +623,27 @@ def _refusal_problems(res: Any, refused: Path, *, hook: bool, doctor: bool = Fal
 def test_loader_refuses_project_paths_that_lead_outside(
     tmp_path: Path, link: str, command: str
 ) -> None:
-    other = _other(tmp_path)
+    other = other_project(tmp_path)
     proj = tmp_path / "proj"
     proj.mkdir()
     refused = LOADER_LINKS[link](proj, other)
     env = clean_env(tmp_path, CLAUDE_PROJECT_DIR=str(proj), PM_PLANT=ENV_PLANT)
-    before = _outside_tree(tmp_path)
+    before = outside_tree(tmp_path)
     argv = LOADER_READS[command]
-    stdin = _hook_payload(proj, "s", "SessionStart") if command == "hook" else b""
+    stdin = hook_payload(proj, "s", "SessionStart") if command == "hook" else b""
     res = run(LOADER, argv, env=env, stdin=stdin)
     assert_no_traceback(res, command)
-    problems = _refusal_problems(res, refused, hook=command == "hook", doctor=command == "doctor")
+    problems = refusal_problems(res, refused, hook=command == "hook", doctor=command == "doctor")
     assert not problems, (problems, res)
-    assert _outside_tree(tmp_path) == before
+    assert outside_tree(tmp_path) == before
 
 
 def _archive_link(proj: Path, other: Path) -> Path:
-    _pm(proj).parent.mkdir(parents=True)
-    _pm(proj).write_bytes(PERMANENT)
-    return _link(proj / ".claude" / "memory" / "archive", other / ".claude" / "memory" / "archive")
+    permanent_file(proj).parent.mkdir(parents=True)
+    permanent_file(proj).write_bytes(SEED_MEMORY)
+    return make_link(
+        proj / ".claude" / "memory" / "archive", other / ".claude" / "memory" / "archive"
+    )
 
 
 ADD_INPUT = json.dumps({"id": "NEW-1", "intent": "new epic", "decisions": ["d"]})
@@ -1083,7 +658,7 @@ LOADER_WRITE_CASES: dict[str, tuple[Any, list[str]]] = {
     ),
     "add through a dangling .claude/memory": (
         lambda proj, other: (
-            _link(proj / ".claude" / "memory", other / "new-memory") / "permanent_memory.md"
+            make_link(proj / ".claude" / "memory", other / "new-memory") / "permanent_memory.md"
         ),
         ["add", "--input", "-", "--tokenizer", "estimate"],
     ),
@@ -1100,7 +675,7 @@ LOADER_WRITE_CASES: dict[str, tuple[Any, list[str]]] = {
 
 @pytest.mark.parametrize("case", sorted(LOADER_WRITE_CASES))
 def test_loader_writes_nothing_through_links_out_of_the_project(tmp_path: Path, case: str) -> None:
-    other = _other(tmp_path)
+    other = other_project(tmp_path)
     proj = tmp_path / "proj"
     proj.mkdir()
     make, argv = LOADER_WRITE_CASES[case]
@@ -1108,19 +683,19 @@ def test_loader_writes_nothing_through_links_out_of_the_project(tmp_path: Path, 
     if "archive/" in case:
         refused = refused / "2026-06-01.md"
     env = clean_env(tmp_path, CLAUDE_PROJECT_DIR=str(proj))
-    before = _outside_tree(tmp_path)
+    before = outside_tree(tmp_path)
     inside_before = dict(tree_bytes(proj))
     res = run(LOADER, argv, env=env, stdin=ADD_INPUT.encode())
     assert_no_traceback(res, case)
-    assert not _refusal_problems(res, refused, hook=False), res
-    assert _outside_tree(tmp_path) == before, "written outside the project"
+    assert not refusal_problems(res, refused, hook=False), res
+    assert outside_tree(tmp_path) == before, "written outside the project"
     assert dict(tree_bytes(proj)) == inside_before
 
 
 MANAGER_LINKS: dict[str, Any] = {
-    "memory/ to another project": lambda proj, other: _link(proj / "memory", other / "memory"),
-    "relative memory/ link": lambda proj, other: _link(proj / "memory", "../other/memory"),
-    "memory/ dangling out of the project": lambda proj, other: _link(
+    "memory/ to another project": lambda proj, other: make_link(proj / "memory", other / "memory"),
+    "relative memory/ link": lambda proj, other: make_link(proj / "memory", "../other/memory"),
+    "memory/ dangling out of the project": lambda proj, other: make_link(
         proj / "memory", other / "memory-to-be"
     ),
 }
@@ -1139,25 +714,25 @@ MANAGER_CASES = [(link, cmd) for link in MANAGER_LINKS for cmd in MANAGER_COMMAN
 def test_manager_refuses_a_memory_dir_that_leads_outside(
     tmp_path: Path, link: str, command: str
 ) -> None:
-    other = _other(tmp_path)
+    other = other_project(tmp_path)
     proj = tmp_path / "proj"
     proj.mkdir()
     refused = MANAGER_LINKS[link](proj, other)
     env = clean_env(tmp_path, CLAUDE_PROJECT_DIR=str(proj))
-    before = _outside_tree(tmp_path)
-    stdin = _hook_payload(proj, "s", "SessionStart") if command == "hook" else b""
+    before = outside_tree(tmp_path)
+    stdin = hook_payload(proj, "s", "SessionStart") if command == "hook" else b""
     res = run(MANAGER, MANAGER_COMMANDS[command], env=env, stdin=stdin, cwd=proj)
     assert_no_traceback(res, command)
-    problems = _refusal_problems(res, refused, hook=command == "hook", doctor=command == "doctor")
+    problems = refusal_problems(res, refused, hook=command == "hook", doctor=command == "doctor")
     assert not problems, (problems, res)
-    assert _outside_tree(tmp_path) == before, "written outside the project"
+    assert outside_tree(tmp_path) == before, "written outside the project"
 
 
 @pytest.mark.parametrize("memory_flag", [False, True])
 def test_a_dangling_lock_link_creates_nothing_outside(tmp_path: Path, memory_flag: bool) -> None:
-    other = _other(tmp_path)
+    other = other_project(tmp_path)
     proj = tmp_path / "proj"
-    lock = _link(proj / "memory" / ".ski-memory.lock", other / "planted.lock")
+    lock = make_link(proj / "memory" / ".ski-memory.lock", other / "planted.lock")
     env = clean_env(tmp_path, CLAUDE_PROJECT_DIR=str(proj))
     argv = ["save", "--project-name", "proj", "--session-timestamp", "2026-06-01-10-00"]
     if memory_flag:  # even a memory dir the user names: the lock file is never a link
@@ -1171,10 +746,10 @@ def test_a_dangling_lock_link_creates_nothing_outside(tmp_path: Path, memory_fla
 
 
 def test_paths_the_user_sets_may_point_anywhere(tmp_path: Path) -> None:
-    other = _other(tmp_path)
+    other = other_project(tmp_path)
     proj = tmp_path / "proj"
     proj.mkdir()
-    link = _link(proj / "linked.md", other / ".claude" / "memory" / "permanent_memory.md")
+    link = make_link(proj / "linked.md", other / ".claude" / "memory" / "permanent_memory.md")
     env = clean_env(tmp_path, CLAUDE_PROJECT_DIR=str(proj))
     res = run(LOADER, ["load", "--file", str(link), "--now", "2026-06-01"], env=env)
     assert res.code == 0 and "OTHER-1 (other-project-plan-7731)" in res.out, res
@@ -1184,7 +759,7 @@ def test_paths_the_user_sets_may_point_anywhere(tmp_path: Path) -> None:
     option = clean_env(
         tmp_path, CLAUDE_PROJECT_DIR=str(proj), CLAUDE_PLUGIN_OPTION_MEMORY_DIR="../other/memory"
     )
-    res = run(MANAGER, ["hook"], env=option, stdin=_hook_payload(proj, "s", "SessionStart"))
+    res = run(MANAGER, ["hook"], env=option, stdin=hook_payload(proj, "s", "SessionStart"))
     assert res.code == 0 and "other-project-session-7731" in res.out, res
     res = run(MANAGER, ["load-last", "--project-name", "proj"], env=option)
     assert res.code == 0 and "other-project-session-7731" in res.out, res
@@ -1192,7 +767,7 @@ def test_paths_the_user_sets_may_point_anywhere(tmp_path: Path) -> None:
     inner = tmp_path / "inner"
     (inner / "docs").mkdir(parents=True)
     (inner / "docs" / "memory.md").write_text(OTHER_EPIC)
-    _link(_pm(inner), "../../docs/memory.md")
+    make_link(permanent_file(inner), "../../docs/memory.md")
     res = run(LOADER, ["load", "--project-dir", str(inner), "--now", "2026-06-01"], env=env)
     assert res.code == 0 and "OTHER-1 (other-project-plan-7731)" in res.out, res
 
@@ -1270,7 +845,7 @@ def test_stdout_that_cannot_encode_the_text(
 ) -> None:
     name, extra, flags = variant
     env = clean_env(tmp_path, CLAUDE_PROJECT_DIR=str(unicode_project), **extra)
-    payload = _hook_payload(unicode_project, f"enc-{name}", "SessionStart")
+    payload = hook_payload(unicode_project, f"enc-{name}", "SessionStart")
     encoding = "cp1252" if name == "cp1252-pipe" else "ascii"
     for what, (argv, stamp) in _boundary_commands(unicode_project).items():
         proc = _run_raw([*flags, *argv], env, payload, capture_output=True)
@@ -1287,7 +862,7 @@ def test_stdout_that_cannot_encode_the_text(
 
 def test_closed_stdout(unicode_project: Path, tmp_path: Path) -> None:
     env = clean_env(tmp_path, CLAUDE_PROJECT_DIR=str(unicode_project))
-    payload = _hook_payload(unicode_project, "closed-stdout", "SessionStart")
+    payload = hook_payload(unicode_project, "closed-stdout", "SessionStart")
     for what, (argv, stamp) in _boundary_commands(unicode_project).items():
         # `>&-`: the child starts with file descriptor 1 closed, so sys.stdout is None.
         proc = _run_raw(
@@ -1324,7 +899,7 @@ def test_no_usable_temporary_directory(
             monkeypatch.delenv(key)
     monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(tmp_path / "data"))
     pm = module("permanent_memory")
-    hook = call_main(pm, ["hook"], stdin=_hook_payload(unicode_project, "no-tmp"))
+    hook = call_main(pm, ["hook"], stdin=hook_payload(unicode_project, "no-tmp"))
     assert_no_traceback(hook, "hook")
     assert hook.code == 0
     assert hook.out.startswith(LOADER_STAMP + "\n") and "CAF\u00c9-1" in hook.out, hook.err
@@ -1339,7 +914,7 @@ def test_a_tokenizer_panic_does_not_escape(tmp_path: Path) -> None:
     (proj / ".claude" / "memory" / "permanent_memory.md").write_bytes(b" " * 1_000_000 + b"a")
     env = clean_env(tmp_path, RUST_BACKTRACE="1")
     for argv in (["hook"], ["load", "--project-dir", str(proj)]):
-        res = run(LOADER, argv, env=env, stdin=_hook_payload(proj, "panic"), cwd=proj)
+        res = run(LOADER, argv, env=env, stdin=hook_payload(proj, "panic"), cwd=proj)
         assert_no_traceback(res, argv[0])
         assert (res.code, res.err) == (0, "")
         lines = res.out.split("\n")

@@ -3,29 +3,51 @@
 # wrote, never a blend or a prefix, no save that finished was lost, and load-last never shows a
 # temp file); and 8 processes x 50 saves (half merging into one shared session, half into each
 # process's own session of the same project) while readers loop load-last (no merge may be lost
-# and no reader may ever see a partial file).
+# and no reader may ever see a partial file); and under faults: ENOSPC, EIO, EROFS or EACCES
+# injected at each step of the write path, a real full or read-only file system in a private
+# mount namespace, a memory dir the user `nobody` cannot write, an unreadable snapshot of the
+# same session (one error line, the previous snapshots intact, the next save goes through).
 from __future__ import annotations
 
+import errno
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import MANAGER_DIR
 from support import (
+    FAULT_SESSION,
+    LOADER,
+    LOADER_STAMP,
     MANAGER,
+    SEED_MEMORY,
     SESSION_STAMP,
     SNAPSHOT_NAME,
+    assert_no_traceback,
     call_main,
+    call_save,
     clean_env,
+    clear_claude_env,
+    demote_to_nobody,
     front_matter,
     module,
+    nobody_script,
+    run,
+    save_input,
+    shared_tmp,
     snapshot_files,
+    stderr_lines,
 )
 
 KILLS = int(os.environ.get("HARDENING_KILLS", "200"))
@@ -447,3 +469,375 @@ def test_eight_writers_fifty_saves_with_readers(tmp_path: Path) -> None:
     assert reads >= READERS, "readers did not run"
     assert elapsed < 240
     assert all(n in {".lock", "memory.lock"} or n.endswith(".lock") for n in leftovers), leftovers
+
+
+# ---------------------------------------------------------------------------------------------
+# Injected ENOSPC / EIO at each step of the write path, in-process.
+
+
+@pytest.fixture
+def memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    clear_claude_env(monkeypatch)
+    mem = tmp_path / "proj" / "memory"
+    mem.mkdir(parents=True)
+    mm = module("memory_manager")
+    src = tmp_path / "first.json"
+    src.write_text(json.dumps(save_input("ORIGINAL")))
+    res = call_main(mm, ["save", "--memory-dir", str(mem), "--input", str(src)])
+    assert res.code == 0, res.err
+    return mem
+
+
+@contextmanager
+def _inject(
+    monkeypatch: pytest.MonkeyPatch, target: str, err: int, mem: Path, log: list[str]
+) -> Iterator[None]:
+    exc = OSError(err, os.strerror(err))
+    inside = str(mem.resolve())
+    real_write, real_replace = os.write, os.replace
+
+    def ours(path: Any) -> bool:
+        return isinstance(path, (str, os.PathLike)) and os.path.realpath(path).startswith(inside)
+
+    with monkeypatch.context() as mp:
+        if target == "os.write":
+
+            def write(fd: int, data: Any) -> int:
+                if fd > 2:
+                    log.append("os.write")
+                    raise exc
+                return real_write(fd, data)
+
+            mp.setattr(os, "write", write)
+        elif target == "os.write-partial":
+            # The first write lands half its bytes, the next one fails: a torn temp file.
+            state = {"n": 0}
+
+            def write(fd: int, data: Any) -> int:
+                if fd > 2:
+                    log.append("os.write")
+                    state["n"] += 1
+                    if state["n"] == 1 and len(data) > 1:
+                        return real_write(fd, bytes(data[: len(data) // 2]))
+                    raise exc
+                return real_write(fd, data)
+
+            mp.setattr(os, "write", write)
+        elif target == "os.fsync":
+
+            def fsync(fd: int) -> None:
+                log.append("os.fsync")
+                raise exc
+
+            mp.setattr(os, "fsync", fsync)
+        elif target == "os.replace":
+
+            def replace(src: Any, dst: Any, **kw: Any) -> None:
+                if ours(dst):
+                    log.append(target)
+                    raise exc
+                real_replace(src, dst, **kw)
+
+            mp.setattr(os, "replace", replace)
+        elif target == "os.open":
+            real_os_open = os.open
+
+            def os_open(path: Any, flags: int, *a: Any, **kw: Any) -> int:
+                if ours(path) and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT):
+                    log.append("os.open")
+                    raise exc
+                return real_os_open(path, flags, *a, **kw)
+
+            mp.setattr(os, "open", os_open)
+        else:
+            raise AssertionError(target)
+        yield
+
+
+# The calls memory_io.atomic_write makes: it writes with os.write (no file object) and renames
+# with os.replace.
+TARGETS = ["os.open", "os.write", "os.write-partial", "os.fsync", "os.replace"]
+
+
+# Disk errors anywhere in the write path; permission errors where they come from (open, rename).
+FAULTS = [(t, e) for t in TARGETS for e in (errno.ENOSPC, errno.EIO)] + [
+    (t, e) for t in ("os.open", "os.replace") for e in (errno.EROFS, errno.EACCES)
+]
+
+
+@pytest.mark.parametrize(
+    ("target", "err"), FAULTS, ids=[f"{t}-{errno.errorcode[e]}" for t, e in FAULTS]
+)
+@pytest.mark.parametrize("scenario", ["update", "create"])
+def test_write_fault(
+    memory: Path, monkeypatch: pytest.MonkeyPatch, target: str, err: int, scenario: str
+) -> None:
+    mm = module("memory_manager")
+    original = {p.name: p.read_bytes() for p in memory.iterdir()}
+    session = FAULT_SESSION if scenario == "update" else "2026-01-02-10-00"
+    log: list[str] = []
+    with _inject(monkeypatch, target, err, memory, log):
+        res = call_save(mm, memory, save_input("NEW VERSION", session, "S2"))
+    assert_no_traceback(res, "save")
+    assert log, f"{target} is not on the write path: the fault was never injected"
+    after = {p.name: p.read_bytes() for p in memory.iterdir()}
+    assert res.code == 1, f"fault {log} swallowed: exit {res.code}, stderr {res.err!r}"
+    lines = stderr_lines(res.err)
+    assert len(lines) == 1, lines
+    assert os.strerror(err) in lines[0] or errno.errorcode[err] in lines[0], lines[0]
+    assert res.out == ""
+    for name, data in original.items():
+        assert after.get(name) == data, f"{name} changed by a failed save"
+    new = sorted(set(after) - set(original))
+    assert new == [], f"failed save left {new}"
+    # And the next save, with the fault gone, goes through.
+    ok = call_save(mm, memory, save_input("AFTER FAULT", session, "S3"))
+    assert ok.code == 0, ok.err
+
+
+# ---------------------------------------------------------------------------------------------
+# Real faults in a private mount namespace: a full tmpfs and a read-only bind mount.
+
+
+def _namespace_ok() -> bool:
+    if shutil.which("unshare") is None or shutil.which("mount") is None:
+        return False
+    try:
+        probe = subprocess.run(
+            ["unshare", "-m", "sh", "-c", "d=$(mktemp -d) && mount -t tmpfs -o size=64k tmpfs $d"],
+            capture_output=True,
+            timeout=20,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return probe.returncode == 0
+
+
+NAMESPACE = pytest.mark.skipif(
+    not _namespace_ok(), reason="needs `unshare -m` and mount (root in a sandbox that allows it)"
+)
+
+NS_SCRIPT = r"""
+import errno, json, os, subprocess, sys
+from pathlib import Path
+python, manager, loader, work, kind = sys.argv[1:6]
+work = Path(work)
+mnt = work / "mnt"
+mnt.mkdir()
+subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(mnt)], check=True)
+mem = mnt / "memory"
+mem.mkdir()
+env = dict(os.environ)
+def save(summary, session, step, pad=0):
+    payload = {"project_name": "proj", "session_timestamp": session, "mode": "architect",
+               "status": "in-progress", "last_checkpoint": "CP-S1",
+               "session_summary": summary + " " + "x" * pad, "steps_completed": {step: summary}}
+    src = work / "in.json"
+    src.write_text(json.dumps(payload))
+    p = subprocess.run([python, manager, "save", "--memory-dir", str(mem), "--input", str(src)],
+                       capture_output=True, env=env, timeout=60)
+    return {"rc": p.returncode, "err": p.stderr.decode(), "out": p.stdout.decode()}
+def state():
+    return {p.name: p.read_bytes().decode("utf-8", "replace") for p in sorted(mem.iterdir())}
+first = save("ORIGINAL", "2026-01-01-10-00", "S1")
+before = state()
+results = {"first": first, "before": before, "runs": []}
+if kind == "full":
+    filler = open(mnt / "filler", "wb", buffering=0)
+    try:
+        while True:
+            filler.write(b"\0" * 4096)
+    except OSError as exc:
+        results["fill_errno"] = exc.errno
+    for label, session, pad in (("update-small", "2026-01-01-10-00", 0),
+                                ("create-small", "2026-01-02-10-00", 0)):
+        results["runs"].append([label, save("NEW", session, "S2", pad), state()])
+    # Free one page: a 12 KB snapshot now fails part-way through its write.
+    filler.truncate(os.fstat(filler.fileno()).st_size - 4096)
+    for label, session, pad in (("update-torn", "2026-01-01-10-00", 12000),
+                                ("create-torn", "2026-01-03-10-00", 12000)):
+        results["runs"].append([label, save("NEW", session, "S2", pad), state()])
+    # The loader hook with its cache on the full file system still emits its block.
+    proj = work / "proj"
+    (proj / ".claude" / "memory").mkdir(parents=True)
+    seed = Path(sys.argv[6]).read_bytes()
+    (proj / ".claude" / "memory" / "permanent_memory.md").write_bytes(seed)
+    henv = dict(env, CLAUDE_PLUGIN_DATA=str(mnt / "cache"), CLAUDE_PROJECT_DIR=str(proj))
+    hook = subprocess.run([python, loader, "hook"], input=json.dumps(
+        {"session_id": "x", "hook_event_name": "UserPromptSubmit", "cwd": str(proj),
+         "prompt": "p"}).encode(), capture_output=True, env=henv, timeout=60)
+    load = subprocess.run([python, loader, "load", "--project-dir", str(proj)],
+                          capture_output=True, env=henv, timeout=60)
+    results["hook"] = {"rc": hook.returncode, "out": hook.stdout.decode(),
+                       "err": hook.stderr.decode(),
+                       "expected": load.stdout.decode()}
+elif kind == "readonly":
+    subprocess.run(["mount", "--bind", str(mem), str(mem)], check=True)
+    subprocess.run(["mount", "-o", "remount,ro,bind", str(mem)], check=True)
+    for label, session in (("update", "2026-01-01-10-00"), ("create", "2026-01-02-10-00")):
+        results["runs"].append([label, save("NEW", session, "S2"), state()])
+    ll = subprocess.run([python, manager, "load-last", "--memory-dir", str(mem), "--project-name",
+                         "proj"], capture_output=True, env=env, timeout=60)
+    results["load_last"] = {"rc": ll.returncode, "out": ll.stdout.decode(),
+                            "err": ll.stderr.decode()}
+print(json.dumps(results))
+"""
+
+
+def _in_namespace(tmp_path: Path, kind: str) -> dict[str, Any]:
+    script = tmp_path / "ns.py"
+    script.write_text(NS_SCRIPT)
+    seed = tmp_path / "seed.md"
+    seed.write_bytes(SEED_MEMORY)
+    proc = subprocess.run(
+        [
+            "unshare",
+            "-m",
+            sys.executable,
+            str(script),
+            sys.executable,
+            str(MANAGER),
+            str(LOADER),
+            str(tmp_path),
+            kind,
+            str(seed),
+        ],
+        capture_output=True,
+        env=clean_env(tmp_path),
+        timeout=240,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr.decode()[-3000:]
+    return json.loads(proc.stdout)  # type: ignore[no-any-return]
+
+
+@NAMESPACE
+def test_real_disk_full(tmp_path: Path) -> None:
+    res = _in_namespace(tmp_path, "full")
+    assert res["first"]["rc"] == 0, res["first"]
+    assert res["fill_errno"] == errno.ENOSPC
+    before = res["before"]
+    for label, run_, state in res["runs"]:
+        assert "Traceback" not in run_["err"], (label, run_["err"])
+        assert run_["rc"] == 1, (label, run_)
+        errors = [ln for ln in stderr_lines(run_["err"]) if not ln.startswith("warning:")]
+        assert len(errors) == 1, (label, run_["err"])  # the > 2 KB size warning may precede it
+        assert "No space left on device" in errors[0], (label, run_["err"])
+        snaps = {k: v for k, v in state.items() if k != "filler" and SNAPSHOT_NAME.match(k)}
+        assert snaps == {k: v for k, v in before.items() if SNAPSHOT_NAME.match(k)}, label
+        extra = sorted(set(state) - set(before) - {"filler"})
+        assert extra == [], f"{label}: left {extra}"
+    hook = res["hook"]
+    assert hook["rc"] == 0 and "Traceback" not in hook["err"], hook
+    assert hook["expected"].startswith(LOADER_STAMP)
+    context = json.loads(hook["out"])["hookSpecificOutput"]["additionalContext"]
+    assert context == hook["expected"], hook
+
+
+@NAMESPACE
+def test_real_read_only_memory_dir(tmp_path: Path) -> None:
+    res = _in_namespace(tmp_path, "readonly")
+    before = res["before"]
+    for label, run_, state in res["runs"]:
+        assert "Traceback" not in run_["err"], (label, run_["err"])
+        assert run_["rc"] == 1, (label, run_)
+        lines = stderr_lines(run_["err"])
+        assert len(lines) == 1 and "Read-only file system" in lines[0], (label, lines)
+        assert state == before, label
+    ll = res["load_last"]
+    assert ll["rc"] == 0 and ll["out"].startswith(SESSION_STAMP), ll
+    assert "ORIGINAL" in ll["out"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to drop to nobody")
+def test_unwritable_memory_dir_as_unprivileged_user(tmp_path: Path) -> None:
+    """chmod is ignored by root: run the save as `nobody` against a 0555 directory."""
+    base = Path(tempfile.mkdtemp(prefix="hardening-ro-", dir=shared_tmp()))
+    try:
+        base.chmod(0o755)
+        mem = base / "memory"
+        mem.mkdir()
+        env = clean_env(base)
+        src = base / "in.json"
+        src.write_text(json.dumps(save_input("ORIGINAL")))
+        src.chmod(0o644)
+        assert (
+            run(MANAGER, ["save", "--memory-dir", str(mem), "--input", str(src)], env=env).code == 0
+        )
+        before = {p.name: p.read_bytes() for p in mem.iterdir()}
+        mem.chmod(0o555)
+        for p in mem.iterdir():
+            p.chmod(0o444)
+        as_nobody = nobody_script(base, MANAGER, "yaml")
+        for session in (FAULT_SESSION, "2026-01-02-10-00"):
+            src.write_text(json.dumps(save_input("NEW", session, "S2")))
+            proc = subprocess.run(
+                [
+                    *as_nobody,
+                    "save",
+                    "--memory-dir",
+                    str(mem),
+                    "--input",
+                    str(src),
+                ],
+                capture_output=True,
+                env=env,
+                timeout=60,
+                preexec_fn=demote_to_nobody(),
+                check=False,
+            )
+            err = proc.stderr.decode()
+            assert "Traceback" not in err, err
+            assert proc.returncode == 1, (proc.returncode, err)
+            assert len(stderr_lines(err)) == 1 and "Permission denied" in err, err
+            assert {p.name: p.read_bytes() for p in mem.iterdir()} == before
+        proc = subprocess.run(
+            [
+                *as_nobody,
+                "load-last",
+                "--memory-dir",
+                str(mem),
+                "--project-name",
+                "proj",
+            ],
+            capture_output=True,
+            env=env,
+            timeout=60,
+            preexec_fn=demote_to_nobody(),
+            check=False,
+        )
+        assert proc.returncode == 0 and proc.stdout.decode().startswith(SESSION_STAMP), proc
+    finally:
+        for p in [base, *base.rglob("*")]:
+            if p.is_dir():
+                p.chmod(0o755)
+        shutil.rmtree(base)
+
+
+# ---------------------------------------------------------------------------------------------
+# A snapshot of the same session that cannot be read.
+
+
+def test_save_over_corrupt_same_session_keeps_it(tmp_path: Path) -> None:
+    """A same-session save must not replace a snapshot it cannot read (that would lose it)."""
+    mem = tmp_path / "memory"
+    mem.mkdir()
+    env = clean_env(tmp_path)
+    src = tmp_path / "in.json"
+    src.write_text(json.dumps(save_input("ORIGINAL")))
+    assert run(MANAGER, ["save", "--memory-dir", str(mem), "--input", str(src)], env=env).code == 0
+    snap = mem / f"{FAULT_SESSION}-proj.md"
+    for corrupt in (
+        b"---\nstatus: [unclosed\n---\n\n## Session summary\nprecious hand edit\n",
+        b"\xff\xfe not utf-8 \x00",
+        b"---\n- a list\n---\nbody\n",
+        b"---\n!!python/object/apply:os.system [x]\n---\n",
+    ):
+        snap.write_bytes(corrupt)
+        src.write_text(json.dumps(save_input("NEW", step="S2")))
+        res = run(MANAGER, ["save", "--memory-dir", str(mem), "--input", str(src)], env=env)
+        assert_no_traceback(res, "save")
+        assert res.code == 1, (corrupt[:20], res.out, res.err)
+        assert len(stderr_lines(res.err)) == 1, res.err
+        assert snap.read_bytes() == corrupt, "the unreadable snapshot was replaced"

@@ -927,3 +927,74 @@ def check_hook_stdin_samples(script: Path, limit: int, tmp_path: Path) -> None:
         assert len(res.out) <= limit
         assert res.seconds < 5, (script.name, payload[:30], res.seconds)
     assert not (tmp_path.parent / "x").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# Faults: a save's input, the seed memory file, running a copy of a skill as the user `nobody`.
+
+SEED_MEMORY = (CORPUS / "permanent" / "seed-example.md").read_bytes()
+FAULT_SESSION = "2026-01-01-10-00"
+
+
+def save_input(summary: str, session: str = FAULT_SESSION, step: str = "S1") -> dict[str, Any]:
+    """The JSON input of a `save` of project `proj` whose summary and one step say `summary`."""
+    return {
+        "project_name": "proj",
+        "session_timestamp": session,
+        "mode": "architect",
+        "status": "in-progress",
+        "last_checkpoint": "CP-S1",
+        "session_summary": summary,
+        "steps_completed": {step: summary},
+        "checkpoints_approved": ["CP-S1"],
+    }
+
+
+def call_save(mm: ModuleType, memory: Path, payload: dict[str, Any]) -> Result:
+    """`save --memory-dir memory --input FILE` in-process, FILE beside the memory dir."""
+    src = memory.parent / "in.json"
+    src.write_text(json.dumps(payload))
+    return call_main(mm, ["save", "--memory-dir", str(memory), "--input", str(src)])
+
+
+def demote_to_nobody() -> Callable[[], None]:
+    """A preexec_fn that drops the child to the user and group nobody (65534)."""
+
+    def demote() -> None:
+        os.setgid(65534)
+        os.setuid(65534)
+
+    return demote
+
+
+def shared_tmp() -> str | None:
+    # A private TMPDIR would hide the test folder from `nobody`; /tmp is world-traversable.
+    return "/tmp" if os.path.isdir("/tmp") else None
+
+
+def nobody_script(base: Path, script: Path, probe: str) -> list[str]:
+    """The command that runs a copy of `script`'s skill as `nobody`.
+
+    The checkout may sit under a folder `nobody` cannot traverse (a 0700 home or temp folder),
+    so the skill's scripts are copied into `base` (world-readable), and the interpreter is the
+    first of this one and the system's that `nobody` can run with `probe` importable.
+    """
+    copy = base / "skill-scripts"
+    shutil.copytree(script.parent, copy)
+    for p in [copy, *copy.rglob("*")]:
+        p.chmod(0o755 if p.is_dir() else 0o644)
+    for python in dict.fromkeys([sys.executable, "/usr/bin/python3"]):
+        probes = ([python, "-c", f"import {probe}"], [python, str(copy / script.name), "--help"])
+        try:
+            usable = all(
+                subprocess.run(
+                    cmd, capture_output=True, timeout=60, preexec_fn=demote_to_nobody(), check=False
+                ).returncode
+                == 0
+                for cmd in probes
+            )
+        except OSError:
+            continue
+        if usable:
+            return [python, str(copy / script.name)]
+    pytest.skip(f"no Python that the user nobody can run {copy / script.name} with")
