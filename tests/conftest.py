@@ -68,6 +68,18 @@ def loader(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Any]:
 
 
 @pytest.fixture
+def loader_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """tmp_path/proj with the seed memory file (support.SEED_MEMORY), no CLAUDE_* variables."""
+    import support
+
+    support.clear_claude_env(monkeypatch)
+    proj = tmp_path / "proj"
+    (proj / ".claude" / "memory").mkdir(parents=True)
+    (proj / ".claude" / "memory" / "permanent_memory.md").write_bytes(support.SEED_MEMORY)
+    return proj
+
+
+@pytest.fixture
 def repo(tmp_path: Path) -> Any:
     """A git repository in tmp_path with none of the user's git config (support.make_repo)."""
     import support

@@ -13,8 +13,13 @@ from support import (
     HOOK_LIMIT,
     LOADER,
     LOADER_STAMP,
+    MANAGER,
+    assert_no_traceback,
     check_hook_stdin_samples,
+    clean_env,
     hook_fuzz,
+    hook_payload,
+    run,
 )
 
 SEED = (
@@ -138,6 +143,47 @@ def test_render_and_store_reports_an_unwritable_cache(
     assert capsys.readouterr().err.startswith(
         f"permanent-memory hook: cannot write the cache in {slot.parent}: "
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# Plugin options with bad values reach the hooks as environment variables.
+
+BAD_OPTIONS = [
+    ("CLAUDE_PLUGIN_OPTION_HARD_CAP", "20"),  # allowed by plugin.json's min, below the loader's
+    ("CLAUDE_PLUGIN_OPTION_HARD_CAP", "-5"),
+    ("CLAUDE_PLUGIN_OPTION_HARD_CAP", "1e9"),
+    ("CLAUDE_PLUGIN_OPTION_TOKEN_TARGET", "abc"),
+    ("CLAUDE_PLUGIN_OPTION_TOKEN_TARGET", "5000"),
+    ("CLAUDE_PLUGIN_OPTION_STALE_DAYS", "0"),
+    ("CLAUDE_PLUGIN_OPTION_STALE_DAYS", "NaN"),
+    ("CLAUDE_PLUGIN_OPTION_EVERY_TURN", "maybe"),
+    ("CLAUDE_PLUGIN_OPTION_MEMORY_DIR", "\x01"),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "value"), BAD_OPTIONS, ids=[f"{n[21:]}={v!r}" for n, v in BAD_OPTIONS]
+)
+def test_loader_hook_option_out_of_range(
+    loader_project: Path, tmp_path: Path, name: str, value: str
+) -> None:
+    env = clean_env(tmp_path)
+    expected = run(LOADER, ["load", "--project-dir", str(loader_project)], env=env).out
+    env[name] = value
+    res = run(LOADER, ["hook"], env=env, stdin=hook_payload(loader_project, "opt"))
+    assert_no_traceback(res, "hook")
+    assert res.code == 0
+    if name.endswith(("HARD_CAP", "TOKEN_TARGET", "STALE_DAYS")) and value not in ("20", "5000"):
+        # A bad value is ignored with a note; the default block is emitted.
+        assert res.out == expected, (res.out, res.err)
+        assert res.err.strip(), "bad option value ignored without a note"
+    else:
+        assert res.out.startswith(LOADER_STAMP), (res.out, res.err)
+    mres = run(
+        MANAGER, ["hook"], env=env, stdin=hook_payload(loader_project, "opt", "SessionStart")
+    )
+    assert_no_traceback(mres, "manager hook")
+    assert mres.code == 0
 
 
 # Fuzzing the hook's stdin: arbitrary JSON and bytes.

@@ -930,7 +930,8 @@ def check_hook_stdin_samples(script: Path, limit: int, tmp_path: Path) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Faults: a save's input, the seed memory file, running a copy of a skill as the user `nobody`.
+# Faults: a save's input, a hook's input, the seed memory file, running a copy of a skill as the
+# user `nobody`.
 
 SEED_MEMORY = (CORPUS / "permanent" / "seed-example.md").read_bytes()
 FAULT_SESSION = "2026-01-01-10-00"
@@ -955,6 +956,14 @@ def call_save(mm: ModuleType, memory: Path, payload: dict[str, Any]) -> Result:
     src = memory.parent / "in.json"
     src.write_text(json.dumps(payload))
     return call_main(mm, ["save", "--memory-dir", str(memory), "--input", str(src)])
+
+
+def hook_payload(proj: Path, session: str, event: str = "UserPromptSubmit") -> bytes:
+    """The hook JSON Claude Code sends for `event` in session `session`, with cwd `proj`."""
+    extra = {"prompt": "p"} if event == "UserPromptSubmit" else {"source": "startup"}
+    return json.dumps(
+        {"session_id": session, "hook_event_name": event, "cwd": str(proj), **extra}
+    ).encode()
 
 
 def demote_to_nobody() -> Callable[[], None]:
