@@ -50,6 +50,7 @@ def test_code_stamp_names_every_rendering_module() -> None:
         "pm_hook.py",
         "pm_cache.py",
         "pm_file.py",
+        "pm_fit.py",
         "pm_load.py",
         "pm_parse.py",
         "pm_render.py",

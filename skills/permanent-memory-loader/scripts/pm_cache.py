@@ -22,6 +22,7 @@ RENDER_MODULES = (
     "pm_hook.py",
     "pm_cache.py",
     "pm_file.py",
+    "pm_fit.py",
     "pm_load.py",
     "pm_parse.py",
     "pm_render.py",

@@ -14,6 +14,7 @@ from typing import NamedTuple
 
 import memory_text
 import pm_limits
+from pm_fit import most_that_fit
 from pm_parse import LABELS, Epic, is_stale
 
 STAMP = "[permanent-memory | trust:file]"
@@ -113,15 +114,8 @@ def epic_line(epic: Epic, now: datetime, budget: Budget, count: Counter) -> str:
         return len(line) <= MAX_LINE_CHARS and fits(line, budget.epic_line_tokens, count)
 
     def longest(make: Callable[[int], str], high: int) -> int:
-        # Largest n in [0, high] with ok(make(n)), assuming longer never fits better.
-        low = 0
-        while low < high:
-            middle = (low + high + 1) // 2
-            if ok(make(middle)):
-                low = middle
-            else:
-                high = middle - 1
-        return low
+        # Longer never fits better.
+        return most_that_fit(0, high, lambda n: ok(make(n)))
 
     if ok(assemble(len(full_id), len(intent))):
         return assemble(len(full_id), len(intent))
@@ -342,14 +336,12 @@ def _ids_block(epics: Sequence[Epic], kept: int, width: int = MAX_LINE_CHARS) ->
 
 def ids_text(epics: Sequence[Epic], budget: Budget, count: Counter) -> str:
     """The IDS block: as many of the newest epics' IDs as fit the hard cap, and `+N older`."""
-    low, high = 0, len(epics)
-    while low < high:
-        middle = (low + high + 1) // 2
-        if fits(_ids_block(epics, middle), budget.hard_cap, count, budget.max_chars):
-            low = middle
-        else:
-            high = middle - 1
-    return _ids_block(epics, low)
+    shown = most_that_fit(
+        0,
+        len(epics),
+        lambda n: fits(_ids_block(epics, n), budget.hard_cap, count, budget.max_chars),
+    )
+    return _ids_block(epics, shown)
 
 
 def render_block(epics: Sequence[Epic], budget: Budget, count: Counter, now: datetime) -> Block:

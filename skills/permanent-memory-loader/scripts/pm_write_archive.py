@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 from typing import NamedTuple
 
 from pm_errors import LoaderError
+from pm_fit import fewest_that_fit
 from pm_parse import Epic, parse_permanent
 
 ARCHIVE_DIR = "archive"
@@ -92,15 +93,9 @@ def plan_archive(text: str, max_tokens: int, count: Counter) -> Plan:
             f"{what} the file is still {rest} tokens, over --max-tokens {max_tokens}; "
             "shorten the text outside the epics"
         )
-    low, high = 1, len(order)  # the fewest epics to move is in [low, high]
-    while low < high:
-        middle = (low + high) // 2
-        if count(kept(middle)) <= max_tokens:
-            high = middle
-        else:
-            low = middle + 1
-    chosen = sorted(order[:low])
-    kept_text = kept(low)
+    moved = fewest_that_fit(1, len(order), lambda n: count(kept(n)) <= max_tokens)
+    chosen = sorted(order[:moved])
+    kept_text = kept(moved)
     return Plan(
         moved=tuple(epics[i] for i in chosen),
         sections=tuple(section_text(lines, epics[i]) for i in chosen),

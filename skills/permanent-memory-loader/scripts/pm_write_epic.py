@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 import memory_text
 from pm_errors import LoaderError
+from pm_fit import fewest_that_fit
 from pm_parse import LABELS, Epic, Subsection, entry_text, parse_iso_datetime, parse_permanent
 
 # The JSON lists, in the order their subsections are written, and each one's heading.
@@ -398,14 +399,10 @@ def fit_entry(
         raise InvalidEntry(
             f"intent: the epic is over {limit} tokens even without its items; shorten the intent"
         )
-    low, high = 1, len(order)  # the smallest n that fits is in [low, high]
-    while low < high:
-        middle = (low + high) // 2
-        if count(format_epic(entry_without(middle))) <= limit:
-            high = middle
-        else:
-            low = middle + 1
-    return entry_without(low), [entry.items[i] for i in order[:low]]
+    left_out = fewest_that_fit(
+        1, len(order), lambda n: count(format_epic(entry_without(n))) <= limit
+    )
+    return entry_without(left_out), [entry.items[i] for i in order[:left_out]]
 
 
 def place_epic(existing: str, entry: Entry, replace: bool) -> tuple[str, str]:
