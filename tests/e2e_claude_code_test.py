@@ -11,7 +11,6 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
@@ -23,6 +22,7 @@ import pytest
 from conftest import LOADER_DIR, MANAGER_DIR, ROOT
 from e2e_env import clean_env
 from fake_anthropic import FakeAnthropic, last_tool_results, tool_names, tool_use
+from support import Result, run_command
 
 pytestmark = pytest.mark.e2e
 
@@ -121,24 +121,15 @@ class ClaudeUser:
             },
         )
 
-    def run(
-        self, *args: str, cwd: Path, stdin: str | None = None
-    ) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [str(self.claude), *args],
-            cwd=cwd,
-            env=self.env,
-            input=stdin,
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT,
-            check=False,
-        )
+    def run(self, *args: str, cwd: Path, stdin: str | None = None) -> Result:
+        """The real client, in this user's environment (support.run_command)."""
+        data = None if stdin is None else stdin.encode("utf-8")
+        return run_command([self.claude, *args], env=self.env, stdin=data, cwd=cwd, timeout=TIMEOUT)
 
     def ok(self, *args: str, cwd: Path, stdin: str | None = None) -> str:
         result = self.run(*args, cwd=cwd, stdin=stdin)
-        assert result.returncode == 0, (args, result.stdout, result.stderr)
-        return result.stdout
+        assert result.code == 0, (args, result.out, result.err)
+        return result.out
 
     def prompt(self, project: Path, *flags: str) -> tuple[str, dict[str, Any]]:
         """Send one prompt with `claude -p`; return the session id and the main request."""
@@ -162,17 +153,10 @@ def _user_texts(body: Mapping[str, Any]) -> list[str]:
 def run_script(
     script: Path, args: Sequence[str], env: Mapping[str, str], stdin: str | None = None
 ) -> str:
-    result = subprocess.run(
-        [sys.executable, str(script), *args],
-        env=dict(env),
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert result.returncode == 0, (script.name, args, result.stderr)
-    return result.stdout
+    data = None if stdin is None else stdin.encode("utf-8")
+    result = run_command([sys.executable, script, *args], env=env, stdin=data)
+    assert result.code == 0, (script.name, args, result.err)
+    return result.out
 
 
 def loader_block(project: Path, env: Mapping[str, str], *flags: str) -> str:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 import pytest
 from conftest import ROOT
 from e2e_env import E2E_DIR, NODE_BIN, clean_env
+from support import run_command
 
 pytestmark = pytest.mark.e2e
 
@@ -33,27 +33,21 @@ TIMEOUT = 120
 FORBIDDEN_FLAGS = ("network_calls", "reads_secrets", "untrusted_install")
 
 
-def run(cmd: Sequence[str], cwd: Path, env: Mapping[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        list(cmd),
-        cwd=cwd,
-        env=dict(env),
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=TIMEOUT,
-        check=False,
-    )
-
-
 @pytest.mark.parametrize("skill", sorted(SKILLS))
 def test_lint_has_no_warnings(skillmd: Path, tmp_path: Path, skill: str) -> None:
     env = clean_env(tmp_path)
-    text = run([str(skillmd), "lint", f"skills/{skill}", "--strict"], ROOT, env)
-    assert text.returncode == 0, text.stdout + text.stderr
-    assert "PASS" in text.stdout and "⚠" not in text.stdout, text.stdout
+    text = run_command(
+        [str(skillmd), "lint", f"skills/{skill}", "--strict"], env=env, cwd=ROOT, timeout=TIMEOUT
+    )
+    assert text.code == 0, text.out + text.err
+    assert "PASS" in text.out and "⚠" not in text.out, text.out
     report = json.loads(
-        run([str(skillmd), "lint", f"skills/{skill}", "--format", "json"], ROOT, env).stdout
+        run_command(
+            [str(skillmd), "lint", f"skills/{skill}", "--format", "json"],
+            env=env,
+            cwd=ROOT,
+            timeout=TIMEOUT,
+        ).out
     )
     [entry] = report
     assert entry["ok"] is True
@@ -62,9 +56,14 @@ def test_lint_has_no_warnings(skillmd: Path, tmp_path: Path, skill: str) -> None
 
 def test_scan_reports_no_network_and_no_secret_access(skillmd: Path, tmp_path: Path) -> None:
     env = clean_env(tmp_path)
-    result = run([str(skillmd), "scan", "--format", "json", "--deny", *FORBIDDEN_FLAGS], ROOT, env)
-    assert result.returncode == 0, result.stdout + result.stderr
-    entries: list[dict[str, Any]] = json.loads(result.stdout)
+    result = run_command(
+        [str(skillmd), "scan", "--format", "json", "--deny", *FORBIDDEN_FLAGS],
+        env=env,
+        cwd=ROOT,
+        timeout=TIMEOUT,
+    )
+    assert result.code == 0, result.out + result.err
+    entries: list[dict[str, Any]] = json.loads(result.out)
     scanned = {Path(e["file"]).parent.name: e for e in entries}
     assert set(SKILLS) <= set(scanned), scanned
     for skill in SKILLS:
@@ -72,18 +71,23 @@ def test_scan_reports_no_network_and_no_secret_access(skillmd: Path, tmp_path: P
         assert not set(FORBIDDEN_FLAGS) & set(security["flags"]), security
         assert scanned[skill]["denied"] == []
     # The text report a person reads says the same.
-    text = run([str(skillmd), "scan", "."], ROOT, env)
-    assert text.returncode == 0
+    text = run_command([str(skillmd), "scan", "."], env=env, cwd=ROOT, timeout=TIMEOUT)
+    assert text.code == 0
     for flag in FORBIDDEN_FLAGS:
-        assert flag not in text.stdout, text.stdout
+        assert flag not in text.out, text.out
 
 
 def _audited(
     script: Path, args: Sequence[str], env: Mapping[str, str], cwd: Path, report: Path
 ) -> tuple[str, dict[str, Any]]:
-    result = run([sys.executable, str(AUDIT), str(report), str(script), *args], cwd, env)
-    assert result.returncode == 0, result.stderr
-    return result.stdout, json.loads(report.read_text(encoding="utf-8"))
+    result = run_command(
+        [sys.executable, str(AUDIT), str(report), str(script), *args],
+        env=env,
+        cwd=cwd,
+        timeout=TIMEOUT,
+    )
+    assert result.code == 0, result.err
+    return result.out, json.loads(report.read_text(encoding="utf-8"))
 
 
 def _repository_files(paths: Sequence[str]) -> list[str]:
@@ -104,8 +108,13 @@ def test_skillmds_add_installs_working_self_contained_copies(skillmd: Path, tmp_
     home.mkdir()
     env = clean_env(home)
     skillmds = NODE_BIN / "skillmds"
-    result = run([str(skillmds), "add", str(ROOT), "--project", "--yes"], project, env)
-    assert result.returncode == 0, result.stdout + result.stderr
+    result = run_command(
+        [str(skillmds), "add", str(ROOT), "--project", "--yes"],
+        env=env,
+        cwd=project,
+        timeout=TIMEOUT,
+    )
+    assert result.code == 0, result.out + result.err
     lock = json.loads((project / "skills-lock.json").read_text(encoding="utf-8"))
     assert set(SKILLS) <= set(lock["skills"]), lock
 
@@ -129,8 +138,10 @@ def test_skillmds_add_installs_working_self_contained_copies(skillmd: Path, tmp_
     )
     assert out.startswith("[permanent-memory | trust:file]\n"), out
     source = ROOT / "skills" / "permanent-memory-loader" / "scripts" / "permanent_memory.py"
-    reference = run([sys.executable, str(source), *loader_args], project, expected_env)
-    assert out == reference.stdout
+    reference = run_command(
+        [sys.executable, str(source), *loader_args], env=expected_env, cwd=project, timeout=TIMEOUT
+    )
+    assert out == reference.out
     assert _repository_files(audit["opened"] + audit["modules"]) == []
     # The audit does see repository files when there are some: run the repository's own copy.
     _, control = _audited(source, loader_args, env, project, reports / "control.json")

@@ -137,8 +137,8 @@ class Session:
             cwd=project,
         )
         user.api.responder = None
-        assert result.returncode == 0, (result.stdout, result.stderr)
-        reply = json.loads(result.stdout)
+        assert result.code == 0, (result.out, result.err)
+        reply = json.loads(result.out)
         assert reply["result"] == "Done.", (reply, self.results)
         assert len(self.results) == len(self.commands) + 1, self.results
         print(f"\n--- {self.skill}")

@@ -2,6 +2,7 @@
 # format) on every Python file git tracks, mypy --strict on the product's source and tooling.
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from conftest import LOADER_DIR, MANAGER_DIR, ROOT
+from support import run_command
 
 BIN = Path(sys.executable).parent
 
@@ -32,17 +34,15 @@ def _python_files() -> list[str]:
     return [name for name in listed if "/_vendor/" not in name]
 
 
-def _run(args: list[str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=300)
-
-
 def test_ruff_lint_and_format() -> None:
     files = _python_files()
     assert "scripts/dev.py" in files and "scripts/bench" in files
-    lint = _run([_tool("ruff"), "check", *files])
-    assert lint.returncode == 0, lint.stdout + lint.stderr
-    form = _run([_tool("ruff"), "format", "--check", *files])
-    assert form.returncode == 0, form.stdout + form.stderr
+    lint = run_command([_tool("ruff"), "check", *files], env=os.environ, cwd=ROOT, timeout=300)
+    assert lint.code == 0, lint.out + lint.err
+    form = run_command(
+        [_tool("ruff"), "format", "--check", *files], env=os.environ, cwd=ROOT, timeout=300
+    )
+    assert form.code == 0, form.out + form.err
 
 
 @pytest.mark.parametrize(
@@ -57,5 +57,7 @@ def test_ruff_lint_and_format() -> None:
     ids=["loader", "manager", "tooling", "bench", "bench-client"],
 )
 def test_mypy_strict(target: list[str]) -> None:
-    result = _run([_tool("mypy"), "--strict", *target])
-    assert result.returncode == 0, result.stdout + result.stderr
+    result = run_command(
+        [_tool("mypy"), "--strict", *target], env=os.environ, cwd=ROOT, timeout=300
+    )
+    assert result.code == 0, result.out + result.err

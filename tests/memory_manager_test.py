@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import shutil
@@ -34,6 +33,7 @@ from support import (
     fuzz_env,
     output_problems,
     run_command,
+    tree,
 )
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
@@ -43,7 +43,7 @@ STAMP = "[session-memory | trust:file]"
 
 
 @pytest.fixture
-def run(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Any:
+def run(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Any:
     monkeypatch.chdir(tmp_path)  # the default memory dir is memory/ under the cwd
     monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
     monkeypatch.delenv("CLAUDE_PLUGIN_OPTION_MEMORY_DIR", raising=False)
@@ -51,21 +51,10 @@ def run(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp
     # The hook's cache: outside the project folder, which some tests compare whole.
     monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(tmp_path.parent / f"{tmp_path.name}-data"))
 
-    def call(argv: list[str], stdin: bytes | None = None) -> Result:
-        if stdin is not None:
-            monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
-        code = memory_manager.main(argv)
-        captured = capsys.readouterr()
-        return Result(code, captured.out, captured.err)
+    def call(argv: list[str], stdin: bytes = b"") -> Result:
+        return call_main(memory_manager, argv, stdin, raw=True)  # a hook's JSON as printed
 
     return call
-
-
-def tree(root: Path) -> dict[str, bytes]:
-    """Every file under root, with its bytes (to prove nothing else was written)."""
-    return {
-        str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()
-    }
 
 
 def golden(path: Path, actual: str) -> None:

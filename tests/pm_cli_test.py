@@ -9,9 +9,11 @@ import json
 import shutil
 import sys
 from pathlib import Path
+from typing import Any
 
 import permanent_memory
 import pytest
+from support import Result
 
 CASES = Path(__file__).resolve().parent / "cases"
 SEED = CASES / "seed-example" / "permanent_memory.md"
@@ -29,12 +31,6 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return folder
 
 
-def call(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = permanent_memory.main(args)
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 # One table, two tests: how the project and file are found.
 FINDING = [
     (["load", "--project-dir", "{project}"], SEED_BLOCK),
@@ -45,29 +41,24 @@ FINDING = [
 
 
 @pytest.mark.parametrize(("args", "expected"), FINDING)
-def test_finding_the_file(
-    args: list[str], expected: str, project: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_finding_the_file(args: list[str], expected: str, project: Path, loader: Any) -> None:
     filled = [a.format(project=project, tmp=project.parent) for a in args]
-    assert call([*filled, *NOW], capsys) == (0, expected, "")
+    assert loader([*filled, *NOW]) == Result(0, expected, "")
 
 
 def test_project_dir_from_the_environment_then_cwd(
-    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    project: Path, monkeypatch: pytest.MonkeyPatch, loader: Any
 ) -> None:
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(project))
-    assert call(NOW, capsys) == (0, SEED_BLOCK, "")
+    assert loader(NOW) == Result(0, SEED_BLOCK, "")
     monkeypatch.delenv("CLAUDE_PROJECT_DIR")
-    assert call(NOW, capsys) == (0, "", "")  # cwd is the project's parent
+    assert loader(NOW) == Result(0, "", "")  # cwd is the project's parent
     monkeypatch.chdir(project)
-    assert call(NOW, capsys) == (0, SEED_BLOCK, "")
+    assert loader(NOW) == Result(0, SEED_BLOCK, "")
 
 
-def test_file_from_stdin(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(SEED.read_bytes())))
-    assert call(["load", "--file", "-", *NOW], capsys) == (0, SEED_BLOCK, "")
+def test_file_from_stdin(loader: Any) -> None:
+    assert loader(["load", "--file", "-", *NOW], SEED.read_bytes()) == Result(0, SEED_BLOCK, "")
 
 
 @pytest.mark.parametrize(
@@ -95,11 +86,11 @@ def test_file_from_stdin(
     ],
 )
 def test_expected_errors_exit_1_with_one_line(
-    args: list[str], message: str, project: Path, capsys: pytest.CaptureFixture[str]
+    args: list[str], message: str, project: Path, loader: Any
 ) -> None:
     (project / ".claude" / "memory" / "manual_overrides.md").write_text("## Epic: X\n")
     fill = {"project": project, "tmp": project.parent}
-    assert call([a.format(**fill) for a in args], capsys) == (1, "", message.format(**fill))
+    assert loader([a.format(**fill) for a in args]) == Result(1, "", message.format(**fill))
 
 
 @pytest.mark.parametrize(
@@ -129,10 +120,10 @@ def test_usage_errors_exit_2(
     assert message in err.splitlines()[-1]
 
 
-def test_json_output(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = call(["load", "--project-dir", str(project), "--format", "json", *NOW], capsys)
-    assert (code, err) == (0, "")
-    data = json.loads(out)
+def test_json_output(project: Path, loader: Any) -> None:
+    result = loader(["load", "--project-dir", str(project), "--format", "json", *NOW])
+    assert (result.code, result.err) == (0, "")
+    data = json.loads(result.out)
     assert data["block"] == SEED_BLOCK
     assert (data["tokenizer"], data["level"], data["skipped"]) == ("cl100k_base", "L0", False)
     assert {k: v["tokens"] for k, v in data["levels"].items()} == {
@@ -148,11 +139,11 @@ def test_json_output(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     ]
 
 
-def test_explain_goes_to_stderr(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = call(["load", "--project-dir", str(project), "--explain", *NOW], capsys)
-    assert (code, out) == (0, SEED_BLOCK)
+def test_explain_goes_to_stderr(project: Path, loader: Any) -> None:
+    result = loader(["load", "--project-dir", str(project), "--explain", *NOW])
+    assert (result.code, result.out) == (0, SEED_BLOCK)
     path = project / ".claude" / "memory" / "permanent_memory.md"
-    lines = err.splitlines()
+    lines = result.err.splitlines()
     assert lines[0] == f"file: {path} (496 bytes, 2 epics)"
     assert lines[1].startswith("tokenizer: cl100k_base (tiktoken, ")
     assert lines[3:] == [
@@ -166,22 +157,21 @@ def test_explain_goes_to_stderr(project: Path, capsys: pytest.CaptureFixture[str
     ]
 
 
-def test_estimate_flag(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = call(
-        ["load", "--project-dir", str(project), "--tokenizer", "estimate", "--explain", *NOW],
-        capsys,
+def test_estimate_flag(project: Path, loader: Any) -> None:
+    result = loader(
+        ["load", "--project-dir", str(project), "--tokenizer", "estimate", "--explain", *NOW]
     )
-    assert (code, out) == (0, (CASES / "estimate-seed-example" / "expected.txt").read_text())
-    assert err.splitlines()[1] == (
+    expected = (CASES / "estimate-seed-example" / "expected.txt").read_text()
+    assert (result.code, result.out) == (0, expected)
+    assert result.err.splitlines()[1] == (
         "tokenizer: estimate (UTF-8 bytes, never fewer than the real count; estimate requested)"
     )
 
 
-def test_inspect(
-    project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    code, out, err = call(["inspect", "--project-dir", str(project), *NOW], capsys)
-    assert (code, err) == (0, "")
+def test_inspect(project: Path, loader: Any) -> None:
+    result = loader(["inspect", "--project-dir", str(project), *NOW])
+    assert (result.code, result.err) == (0, "")
+    out = result.out
     assert "\x1b[" not in out  # not a terminal: no colour
     assert out.splitlines()[4:7] == [
         "epic      intent           completed             age (days)  stale  tokens",
@@ -189,8 +179,8 @@ def test_inspect(
         "FEAT-008  Profile avatars  2026-05-20T09:30:00Z          11  no         36",
     ]
     assert out.endswith("chosen: L0, everything within the target (120)\n")
-    code, out, err = call(["inspect", "--project-dir", str(project.parent)], capsys)
-    assert (code, out) == (
+    nothing = loader(["inspect", "--project-dir", str(project.parent)])
+    assert (nothing.code, nothing.out) == (
         0,
         f"no permanent memory file at {project.parent}/.claude/memory/permanent_memory.md\n",
     )
@@ -217,9 +207,7 @@ def test_inspect_colour_on_a_terminal_unless_no_color(
     assert "\x1b[" not in plain.getvalue()
 
 
-def test_inspect_json_is_the_load_json(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    _, inspected, _ = call(
-        ["inspect", "--project-dir", str(project), "--format", "json", *NOW], capsys
-    )
-    _, loaded, _ = call(["load", "--project-dir", str(project), "--format", "json", *NOW], capsys)
-    assert json.loads(inspected) == json.loads(loaded)
+def test_inspect_json_is_the_load_json(project: Path, loader: Any) -> None:
+    inspected = loader(["inspect", "--project-dir", str(project), "--format", "json", *NOW])
+    loaded = loader(["load", "--project-dir", str(project), "--format", "json", *NOW])
+    assert json.loads(inspected.out) == json.loads(loaded.out)

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-import permanent_memory
 import pm_show
 import pytest
 from conftest import ROOT
+from support import Result
 
 CASES = ROOT / "tests" / "cases"
 STAMP = "[permanent-memory | trust:file]"
@@ -52,32 +53,27 @@ def test_output_is_bounded_and_says_what_was_cut() -> None:
     assert shown_lines + more == len(pm_show.show_text(big, ["BIG"]).splitlines())
 
 
-def run(capsys: pytest.CaptureFixture[str], args: list[str]) -> tuple[int, str, str]:
-    code = permanent_memory.main(args)
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def test_show_command(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_show_command(loader: Any, tmp_path: Path) -> None:
     path = CASES / "v2-two-epics" / "permanent_memory.md"
-    code, out, err = run(capsys, ["show", "FEAT-031", "--file", str(path)])
-    assert (code, err) == (0, "")
+    shown = loader(["show", "FEAT-031", "--file", str(path)])
+    assert (shown.code, shown.err) == (0, "")
+    out = shown.out
     assert out.startswith(f"{STAMP}\n## Epic: FEAT-031 — Rate limiting for the public API\n")
     assert "\u2039!-- af-memory:v2 epic=FEAT-031" in out and "FEAT-032" not in out
     assert out.endswith("**Trace summary:** 6 traces, 0 hallucinations, 1 logic error recovered\n")
-    assert run(capsys, ["show", "FEAT-999", "--file", str(path)]) == (
+    assert loader(["show", "FEAT-999", "--file", str(path)]) == Result(
         1,
         "",
         f"error: {path}: no epic 'FEAT-999' in the file (epics: FEAT-031, FEAT-032)\n",
     )
     missing = tmp_path / "project"
     missing.mkdir()
-    assert run(capsys, ["show", "X", "--project-dir", str(missing)]) == (
+    assert loader(["show", "X", "--project-dir", str(missing)]) == Result(
         1,
         "",
         f"error: no permanent memory file at {missing / '.claude/memory/permanent_memory.md'}\n",
     )
     overrides = tmp_path / "manual_overrides.md"
     overrides.write_text("## Epic: X\n", encoding="utf-8")
-    code, out, err = run(capsys, ["show", "X", "--file", str(overrides)])
-    assert (code, out) == (1, "") and "never loaded" in err
+    refused = loader(["show", "X", "--file", str(overrides)])
+    assert (refused.code, refused.out) == (1, "") and "never loaded" in refused.err

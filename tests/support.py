@@ -226,13 +226,19 @@ def run(
 HOOK_JSON_EVENTS = ("SessionStart", "UserPromptSubmit", "SubagentStart")
 
 
+def hook_event(stdin: bytes) -> object:
+    """The hook_event_name of a hook's stdin, or None."""
+    try:
+        event: object = json.loads(stdin.decode("utf-8", "replace")).get("hook_event_name")
+    except (ValueError, AttributeError, RecursionError):
+        return None
+    return event
+
+
 def hook_context(out: str, stdin: bytes) -> str:
     """What a hook run gives the model. For an event that takes hook JSON the hook prints one
     JSON object naming that event (checked here): its additionalContext. Otherwise stdout."""
-    try:
-        event = json.loads(stdin.decode("utf-8", "replace")).get("hook_event_name")
-    except (ValueError, AttributeError, RecursionError):
-        event = None
+    event = hook_event(stdin)
     if event not in HOOK_JSON_EVENTS or not out.startswith("{"):
         return out
     assert out.endswith("}\n") and out.count("\n") == 1, out[:300]
@@ -268,15 +274,18 @@ def _drain(stream: io.TextIOWrapper) -> str:
     return bytes(raw).decode("utf-8", "replace")
 
 
-def call_main(mod: ModuleType, argv: Sequence[str], stdin: bytes = b"") -> Result:
-    """Run mod.main(argv) in-process. An exception escaping main propagates: that is a bug."""
+def call_main(
+    mod: ModuleType, argv: Sequence[str], stdin: bytes = b"", *, raw: bool = False
+) -> Result:
+    """Run mod.main(argv) in-process; for `hook`, `out` is what the model is given, unless raw
+    (stdout as printed). An exception escaping main propagates: that is a bug."""
     with _swapped_streams(stdin) as (out, err):
         try:
             code = mod.main(list(argv))
         except SystemExit as exc:  # argparse usage errors
             code = exc.code if isinstance(exc.code, int) else 1
         printed = _drain(out)
-        if list(argv) == ["hook"]:
+        if list(argv) == ["hook"] and not raw:
             printed = hook_context(printed, stdin)
         return Result(int(code or 0), printed, _drain(err))
 
