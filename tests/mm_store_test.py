@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import memory_io
 import mm_snapshot
@@ -13,6 +15,28 @@ import pytest
 from conftest import MANAGER_DIR
 from hypothesis import given
 from hypothesis import strategies as st
+from support import (
+    FAULT_SESSION,
+    MANAGER,
+    OUTSIDE_SNAPSHOT,
+    SPECIAL_FILES,
+    assert_no_traceback,
+    call_main,
+    call_save,
+    clean_env,
+    clear_claude_env,
+    hook_payload,
+    make_link,
+    make_special,
+    module,
+    other_project,
+    outside_tree,
+    refusal_problems,
+    run,
+    save_input,
+    snapshot_files,
+    stderr_lines,
+)
 
 
 @pytest.mark.parametrize(
@@ -273,3 +297,191 @@ def test_misnamed_names_end_in_the_project_but_are_no_snapshot_name() -> None:
     ]
     assert mm_store.misnamed(names, "foo") == ["2026-04-27-foo.md", "notes-foo.md"]
     assert mm_store.misnamed(names, "bar") == []
+
+
+# ---------------------------------------------------------------------------------------------
+# Symbolic links: a memory dir the user names, a snapshot that links out of the memory dir.
+
+
+def test_memory_dir_symlink_works_when_the_user_names_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--memory-dir is the user's: a link there is followed wherever it leads. The project's own
+    memory/ is the repository's: the same link there leads outside the project and is refused
+    (a clone must not resume another project's session)."""
+    mm = module("memory_manager")
+    clear_claude_env(monkeypatch)
+    real = tmp_path / "elsewhere" / "real-memory"
+    real.mkdir(parents=True)
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    link = proj / "memory"
+    link.symlink_to(real, target_is_directory=True)
+    res = call_save(mm, link, save_input("THROUGH LINK"))
+    assert res.code == 0, res.err
+    assert link.is_symlink()
+    assert [p.name for p in snapshot_files(real)] == [f"{FAULT_SESSION}-proj.md"]
+    res2 = call_save(mm, link, save_input("SECOND", step="S2"))
+    assert res2.code == 0, res2.err
+    assert link.is_symlink(), "the memory-dir link was replaced"
+    ll = call_main(mm, ["load-last", "--memory-dir", str(link), "--project-name", "proj"])
+    assert ll.code == 0 and "SECOND" in ll.out and "- S1: THROUGH LINK" in ll.out, ll.out
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(proj))
+    hook = call_main(
+        mm,
+        ["hook"],
+        stdin=json.dumps(
+            {
+                "session_id": "s",
+                "hook_event_name": "SessionStart",
+                "source": "startup",
+                "cwd": str(proj),
+            }
+        ).encode(),
+    )
+    assert (hook.code, hook.out) == (0, ""), (hook.out, hook.err)
+    assert hook.err == (
+        f"ski-memory-manager hook: memory directory {link} leads outside the project (to "
+        f"{real}); refused: pass --memory-dir {real} to use it on purpose\n"
+    )
+
+
+def test_snapshot_symlink_to_outside_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A snapshot name that is a link to a file outside the memory dir (say, committed to a repo
+    by someone else) must not be shown, nor merged from, nor written through."""
+    mm = module("memory_manager")
+    clear_claude_env(monkeypatch)
+    outside = tmp_path / "outside" / "private.md"
+    outside.parent.mkdir()
+    outside.write_text(OUTSIDE_SNAPSHOT)
+    proj = tmp_path / "proj"
+    mem = proj / "memory"
+    mem.mkdir(parents=True)
+    assert call_save(mm, mem, save_input("OLDER REAL ONE", "2026-01-01-10-00")).code == 0
+    link = mem / "2026-06-01-10-00-proj.md"
+    link.symlink_to(outside)
+    ll = call_main(mm, ["load-last", "--memory-dir", str(mem), "--project-name", "proj"])
+    assert_no_traceback(ll, "load-last")
+    assert ll.code == 0
+    assert "OUTSIDE-SECRET-CONTENT" not in ll.out, "load-last followed a link out of the memory dir"
+    assert "OLDER REAL ONE" in ll.out, "the next newest real snapshot should be shown"
+    assert len(stderr_lines(ll.err)) == 1, ll.err
+    for argv in (
+        ["list", "--memory-dir", str(mem)],
+        ["list", "--memory-dir", str(mem), "--project-name", "proj"],
+    ):
+        res = call_main(mm, argv)
+        assert res.code == 0 and "OUTSIDE-SECRET-CONTENT" not in res.out
+    monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(proj))
+    hook = call_main(
+        mm, ["hook"], stdin=b'{"hook_event_name": "SessionStart", "source": "startup"}'
+    )
+    assert hook.code == 0 and "OUTSIDE-SECRET-CONTENT" not in hook.out
+    # Saving that session: the outside file is never written through nor merged from.
+    res = call_save(mm, mem, save_input("NEW", "2026-06-01-10-00", "S2"))
+    assert_no_traceback(res, "save")
+    assert outside.read_text() == OUTSIDE_SNAPSHOT, "save wrote through a symbolic link"
+    if res.code == 0:
+        assert not link.is_symlink()
+        assert "OUTSIDE-SECRET-CONTENT" not in link.read_text(), "save merged an outside file"
+    else:
+        assert len(stderr_lines(res.err)) == 1 and link.is_symlink()
+
+
+# ---------------------------------------------------------------------------------------------
+# Files that are not regular files where a snapshot is expected.
+
+
+@pytest.mark.parametrize("kind", SPECIAL_FILES)
+def test_manager_special_snapshot(tmp_path: Path, kind: str) -> None:
+    mem = tmp_path / "proj" / "memory"
+    mem.mkdir(parents=True)
+    env = clean_env(tmp_path)
+    src = tmp_path / "in.json"
+    src.write_text(json.dumps(save_input("REAL OLDER ONE")))
+    assert run(MANAGER, ["save", "--memory-dir", str(mem), "--input", str(src)], env=env).code == 0
+    make_special(mem / "2026-06-01-10-00-proj.md", kind)
+    for args in (
+        ["load-last", "--memory-dir", str(mem), "--project-name", "proj"],
+        ["list", "--memory-dir", str(mem)],
+        ["hook"],
+    ):
+        stdin = hook_payload(tmp_path / "proj", "x", "SessionStart") if args == ["hook"] else b""
+        try:
+            res = run(MANAGER, args, env=env, stdin=stdin, timeout=8, cwd=tmp_path / "proj")
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"{args[0]} hung on a {kind}")
+        assert_no_traceback(res, args[0])
+        assert res.code == 0 and res.seconds < 5
+        if args[0] in ("load-last", "hook"):
+            assert "REAL OLDER ONE" in res.out, (args[0], res.out[:300], res.err)
+    # Saving into that session must fail cleanly, never write through or replace a non-file.
+    src.write_text(json.dumps(save_input("NEW", "2026-06-01-10-00", "S2")))
+    try:
+        res = run(
+            MANAGER, ["save", "--memory-dir", str(mem), "--input", str(src)], env=env, timeout=8
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"save hung on a {kind}")
+    assert_no_traceback(res, "save")
+    if kind in ("fifo", "directory", "sparse-2g"):
+        assert res.code == 1 and len(stderr_lines(res.err)) == 1, (res.code, res.err)
+
+
+# ---------------------------------------------------------------------------------------------
+# Links out of the project. A clone may hold symbolic links to anywhere: the project's memory/
+# and its lock file are the repository's, and when they lead outside the project they are
+# refused with one stderr line naming them, nothing read or written there. A --memory-dir the
+# user names may point anywhere. The loader's side is in pm_file_test.
+
+MANAGER_LINKS: dict[str, Any] = {
+    "memory/ to another project": lambda proj, other: make_link(proj / "memory", other / "memory"),
+    "relative memory/ link": lambda proj, other: make_link(proj / "memory", "../other/memory"),
+    "memory/ dangling out of the project": lambda proj, other: make_link(
+        proj / "memory", other / "memory-to-be"
+    ),
+}
+MANAGER_COMMANDS = {
+    "hook": ["hook"],
+    "load-last": ["load-last", "--project-name", "proj"],
+    "load-last json": ["load-last", "--project-name", "proj", "--format", "json"],
+    "list": ["list"],
+    "doctor": ["doctor"],
+    "save": ["save", "--project-name", "proj", "--session-timestamp", "2026-06-01-10-00"],
+}
+MANAGER_CASES = [(link, cmd) for link in MANAGER_LINKS for cmd in MANAGER_COMMANDS]
+
+
+@pytest.mark.parametrize(("link", "command"), MANAGER_CASES)
+def test_manager_refuses_a_memory_dir_that_leads_outside(
+    tmp_path: Path, link: str, command: str
+) -> None:
+    other = other_project(tmp_path)
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    refused = MANAGER_LINKS[link](proj, other)
+    env = clean_env(tmp_path, CLAUDE_PROJECT_DIR=str(proj))
+    before = outside_tree(tmp_path)
+    stdin = hook_payload(proj, "s", "SessionStart") if command == "hook" else b""
+    res = run(MANAGER, MANAGER_COMMANDS[command], env=env, stdin=stdin, cwd=proj)
+    assert_no_traceback(res, command)
+    problems = refusal_problems(res, refused, hook=command == "hook", doctor=command == "doctor")
+    assert not problems, (problems, res)
+    assert outside_tree(tmp_path) == before, "written outside the project"
+
+
+@pytest.mark.parametrize("memory_flag", [False, True])
+def test_a_dangling_lock_link_creates_nothing_outside(tmp_path: Path, memory_flag: bool) -> None:
+    other = other_project(tmp_path)
+    proj = tmp_path / "proj"
+    lock = make_link(proj / "memory" / ".ski-memory.lock", other / "planted.lock")
+    env = clean_env(tmp_path, CLAUDE_PROJECT_DIR=str(proj))
+    argv = ["save", "--project-name", "proj", "--session-timestamp", "2026-06-01-10-00"]
+    if memory_flag:  # even a memory dir the user names: the lock file is never a link
+        argv += ["--memory-dir", str(proj / "memory")]
+    res = run(MANAGER, argv, env=env, stdin=b"")
+    assert_no_traceback(res, "save")
+    assert not (other / "planted.lock").exists(), "save created the lock link's target"
+    assert (res.code, res.out) == (1, "")
+    assert res.err == f"cannot lock {lock}: it is a symbolic link; refused\n"
+    assert snapshot_files(proj / "memory") == []

@@ -940,7 +940,7 @@ def check_hook_stdin_samples(script: Path, limit: int, tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------------------------------------
 # Faults: a save's input, a hook's input, the seed memory file, running a copy of a skill as the
-# user `nobody`.
+# user `nobody`, a snapshot kept outside the project, files that are not regular files.
 
 SEED_MEMORY = (CORPUS / "permanent" / "seed-example.md").read_bytes()
 FAULT_SESSION = "2026-01-01-10-00"
@@ -1016,3 +1016,116 @@ def nobody_script(base: Path, script: Path, probe: str) -> list[str]:
         if usable:
             return [python, str(copy / script.name)]
     pytest.skip(f"no Python that the user nobody can run {copy / script.name} with")
+
+
+# A snapshot of `proj` kept outside the project, with a mark that must never be shown.
+OUTSIDE_SNAPSHOT = """---
+schema_version: 1.1
+project-name: proj
+session: 2026-06-01-10-00
+mode: architect
+status: in-progress
+last-checkpoint: CP-S9
+last_session_at: '2026-06-01T10:00:00Z'
+updated_at: '2026-06-01T10:00:00Z'
+---
+
+## Session summary
+OUTSIDE-SECRET-CONTENT
+
+## Steps completed
+- S9: outside
+
+## Active state
+outside
+
+## Key decisions
+- outside
+"""
+
+# Files that are not regular files where a memory file or a snapshot is expected.
+SPECIAL_FILES = ["fifo", "dev-zero-link", "directory", "sparse-2g", "dangling-link"]
+
+
+def make_special(path: Path, kind: str) -> None:
+    """Put a `kind` of SPECIAL_FILES at `path`."""
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "dev-zero-link":
+        path.symlink_to("/dev/zero")
+    elif kind == "directory":
+        path.mkdir()
+    elif kind == "sparse-2g":
+        with open(path, "wb") as handle:
+            handle.truncate(2 * 1024**3)
+    elif kind == "dangling-link":
+        path.symlink_to(path.parent / "nowhere.md")
+
+
+# ---------------------------------------------------------------------------------------------
+# Links out of the project: another project (tmp_path/other) whose files each carry a mark that
+# must never show, and what a refusal must look like.
+
+OTHER_EPIC = "## Epic: OTHER-1 \u2014 other-project-plan-7731\n**Completed:** 2026-05-01\n\n"
+OTHER_EPIC += "### Architectural decisions\n- other-project-decision-7731\n"
+OTHER_SESSION = OUTSIDE_SNAPSHOT.replace("OUTSIDE-SECRET-CONTENT", "other-project-session-7731")
+OTHER_MARKS = ("7731", "environ-marker-5519")
+# An environment value can hold a whole epic; through /proc/self/environ it would be injected.
+ENV_PLANT = "\n## Epic: ENV-1 \u2014 environ-marker-5519\n### Gotchas discovered\n- x\n"
+
+
+def other_project(tmp_path: Path) -> Path:
+    """tmp_path/other: a project with a memory file, an archive/ and a snapshot of `proj`."""
+    other = tmp_path / "other"
+    (other / ".claude" / "memory").mkdir(parents=True)
+    (other / ".claude" / "memory" / "permanent_memory.md").write_text(OTHER_EPIC)
+    (other / ".claude" / "memory" / "archive").mkdir()
+    (other / "memory").mkdir()
+    (other / "memory" / "2026-06-01-10-00-proj.md").write_text(OTHER_SESSION)
+    return other
+
+
+def make_link(path: Path, target: str | Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.symlink_to(target)
+    return path
+
+
+def outside_tree(tmp_path: Path) -> dict[str, bytes | str]:
+    """Everything outside the project (the hook's cache dirs excepted), with contents."""
+    found: dict[str, bytes | str] = {}
+    for dirpath, dirs, files in os.walk(tmp_path):
+        rel = os.path.relpath(dirpath, tmp_path)
+        if rel.split(os.sep)[0] in ("proj", "plugin-data", "xdg", "home"):
+            dirs[:] = []
+            continue
+        for name in files + [d for d in dirs if os.path.islink(os.path.join(dirpath, d))]:
+            path = os.path.join(dirpath, name)
+            found[os.path.relpath(path, tmp_path)] = (
+                os.readlink(path) if os.path.islink(path) else Path(path).read_bytes()
+            )
+    return found
+
+
+def refusal_problems(res: Result, refused: Path, *, hook: bool, doctor: bool = False) -> list[str]:
+    """What is wrong with `res` as a refusal of `refused`: one stderr line naming it (a doctor:
+    a FAIL line), exit 1 (a hook: 0 and nothing printed), no mark of the other project shown."""
+    problems = []
+    leaked = [mark for mark in OTHER_MARKS if mark in res.out + res.err]
+    if leaked:
+        problems.append(f"outside content shown: {leaked}")
+    lines = stderr_lines(res.err)
+    if doctor:
+        fail = [ln for ln in res.out.splitlines() if ln.startswith("FAIL") and str(refused) in ln]
+        if not fail or "outside the project" not in fail[0]:
+            problems.append(f"doctor does not explain the refusal: {res.out!r}")
+        if res.code != 1:
+            problems.append(f"doctor exit {res.code}")
+        return problems
+    if len(lines) != 1 or str(refused) not in lines[0] or "outside the project" not in lines[0]:
+        problems.append(f"not one stderr line naming {refused}: {res.err!r}")
+    if res.code != (0 if hook else 1):
+        problems.append(f"exit {res.code}")
+    if hook and res.out:
+        problems.append(f"hook printed {res.out[:200]!r}")
+    return problems
