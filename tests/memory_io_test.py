@@ -415,3 +415,20 @@ def test_hook_json_is_what_the_json_package_writes_and_reads(memory_io: ModuleTy
     for bad in ("", "{", '{"a": 1} 2', "nope"):
         with pytest.raises(ValueError):
             memory_io.scan_json(bad)
+
+
+class RefusingStream:
+    def write(self, text: str) -> int:
+        raise OSError(errno.EPIPE, os.strerror(errno.EPIPE))
+
+
+def test_stderr_line_writes_one_line_and_never_fails(
+    memory_io: ModuleType, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    memory_io.stderr_line("one diagnostic")
+    assert capsys.readouterr() == ("", "one diagnostic\n")
+    for stream in (None, RefusingStream()):  # stderr closed, or a pipe nobody reads
+        monkeypatch.setattr(sys, "stderr", stream)
+        memory_io.stderr_line("lost, quietly")
+    monkeypatch.undo()
+    assert capsys.readouterr() == ("", "")

@@ -154,7 +154,4 @@ def write_atomic(path: str, data: bytes) -> None:
 
 
 def note(message: str) -> None:
-    try:
-        sys.stderr.write(f"permanent-memory hook: {message}\n")
-    except (OSError, ValueError):
-        pass
+    memory_io.stderr_line(f"permanent-memory hook: {message}")

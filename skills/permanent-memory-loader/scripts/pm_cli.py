@@ -128,12 +128,7 @@ def emit_json(data: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
-def say(line: str) -> None:
-    """One diagnostic line on stderr; nothing when stderr is closed too (the exit code says it)."""
-    try:
-        sys.stderr.write(line + "\n")
-    except (AttributeError, OSError, ValueError):
-        pass
+say = memory_io.stderr_line
 
 
 def run(command: Callable[[], int]) -> int:

@@ -324,6 +324,19 @@ def file_stamp(path: str) -> "list[int] | None":
     return [status.st_size, status.st_mtime_ns, status.st_ino]
 
 
+def stderr_line(line: str) -> None:
+    """One diagnostic line on stderr; nothing when stderr is closed or refuses it: a diagnostic
+    must never become the failure (the exit code still says it)."""
+    import sys
+
+    if sys.stderr is None:  # closed
+        return
+    try:
+        sys.stderr.write(line + "\n")
+    except (OSError, ValueError):
+        pass
+
+
 def write_output(output: str) -> None:
     """A hook's whole stdout, in one write of UTF-8 bytes (Claude Code reads UTF-8 whatever the
     locale says); nothing when it is empty, and never an error when stdout is gone."""

@@ -18,7 +18,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable, Mapping, Sequence
-    from typing import Any, TextIO
+    from typing import Any
 
 PROG = "memory_manager.py"
 MEMORY_DIR_OPTION = "CLAUDE_PLUGIN_OPTION_MEMORY_DIR"
@@ -36,16 +36,10 @@ class MemoryDirRefused(CommandError):
         )
 
 
-def say(line: str, stream: TextIO | None = None) -> None:
+def say(line: str) -> None:
     """One diagnostic line on stderr, made safe to show to a model (stderr reaches it too):
     no control characters, no markup, no secret echoed back from a rejected value."""
-    stream = stream or sys.stderr
-    if stream is None:  # stderr closed: print(file=None) would write to stdout instead
-        return
-    try:
-        print(" ".join(memory_text.clean(line).split("\n")), file=stream)
-    except (OSError, ValueError):  # a diagnostic must never become the failure
-        pass
+    memory_io.stderr_line(" ".join(memory_text.clean(line).split("\n")))
 
 
 def print_json(value: object) -> None:

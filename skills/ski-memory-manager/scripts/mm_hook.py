@@ -52,12 +52,7 @@ def say(line: str) -> None:
     """A diagnostic on stderr, cleaned like every other line the manager prints."""
     import memory_text
 
-    if sys.stderr is None:  # closed
-        return
-    try:
-        sys.stderr.write(" ".join(memory_text.clean(line).split("\n")) + "\n")
-    except (OSError, ValueError):  # a diagnostic must never become the failure
-        pass
+    memory_io.stderr_line(" ".join(memory_text.clean(line).split("\n")))
 
 
 def cache_dir(env: Mapping[str, str]) -> str | None:
