@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import importlib.machinery
 import importlib.util
 import json
@@ -172,8 +173,8 @@ def test_child_peak_rss_is_not_charged_with_the_parents_memory(tmp_path: Path) -
         ballast[i] = 1
     spawner = bench.Spawner(sys.executable, tmp_path)
     try:
-        command = bench.Command("f0", "F0", [sys.executable, "-c", "pass"], {}, str(tmp_path))
-        outcome = spawner.run(command)
+        row = bench.Row("f0", "F0", [sys.executable, "-c", "pass"], {}, str(tmp_path))
+        outcome = spawner.run(row)
         nothing_kb = spawner.trivial_child_kb()
     finally:
         spawner.close()
@@ -224,3 +225,79 @@ def test_permanent_files_sit_where_their_names_say(tmp_path: Path) -> None:
     under = counter.count((tmp_path / "under-skip.md").read_text())
     assert bench.SKIP_TOKENS - 20 <= under < bench.SKIP_TOKENS
     assert (tmp_path / "big.md").stat().st_size >= 200_000
+
+
+def test_plan_measures_the_groups_asked_for_and_their_floors(tmp_path: Path) -> None:
+    bench = load_bench()
+    counter = bench.TokenCounter(lambda text: math.ceil(len(text) / 4), "len/4", False)
+    b = bench.Bench(
+        sys.executable, ROOT, bench.SMOKE, counter, tmp_path / "fixtures", tmp_path, {"A": "1"}
+    )
+    rows = {r.key: r for r in bench.plan(b, {"hook"})}
+    assert list(rows) == [
+        "f0",
+        "encoding_floor",
+        "hook_warm",
+        "hook_warm_nobytecode",
+        "session_start_warm",
+        "hook_cold",
+    ]
+    assert {r.group for r in rows.values()} == {"floor", "hook"}
+    assert all(r.floor in rows for r in rows.values() if r.floor)
+    assert all(r.env["A"] == "1" for r in rows.values())  # the run's environment, then the row's
+    assert rows["hook_cold"].env["CLAUDE_PLUGIN_DATA"] == bench.FRESH
+    hook = rows["hook_warm"]
+    assert hook.argv[0] == sys.executable and hook.argv[-1] == "hook"
+    assert json.loads(Path(hook.stdin).read_text())["hook_event_name"] == "UserPromptSubmit"
+    assert (hook.floor, hook.limit, hook.rss_limit, hook.starts) == (
+        "f0",
+        1.3,
+        1.2,
+        bench.PERMANENT,
+    )
+    (tmp_path / "again").mkdir()
+    again = dataclasses.replace(b, scratch=tmp_path / "again")
+    assert [r.key for r in bench.plan(again, {"tokens"})] == ["f0"]  # F0 is always measured
+
+
+def test_evaluate_checks_each_kind_of_target() -> None:
+    bench = load_bench()
+
+    def row(key: str, ms: float, **kw: Any) -> Any:
+        return bench.Row(key, key, ["x"], ms=[ms], rss_kb=[kw.pop("rss", 100)], **kw)
+
+    rows = {
+        r.key: r
+        for r in [
+            row("f0", 10.0),
+            row("encoding_floor", 100.0),
+            row("warm", 14.0, floor="f0", limit=1.3, rss_limit=1.2, rss=110),
+            row("hostile", 600.0, floor="encoding_floor", bound_ms=1000.0),
+            row("gone", 1.0, floor="broken", limit=2.0),
+            row("broken", 1.0, error="exit 1"),
+            row("small", 110.0, floor="encoding_floor", series="load", size=1000),
+            row("large", 300.0, floor="encoding_floor", series="load", size=10_000),
+            row("skip-a", 50.0, series="load-skipped", size=100_000),
+            row("skip-b", 55.0, series="load-skipped", size=1_000_000),
+            *(
+                row(f"ll{n}", ms, series="load-last", size=n)
+                for n, ms in ((10, 30), (1000, 40), (10_000, 60))
+            ),
+        ]
+    }
+    found = {t["row"] or t["name"]: t for t in bench.evaluate(rows)}
+    value_met = {
+        k: (round(t["value"], 3) if t["value"] is not None else None, t["met"])
+        for k, t in found.items()
+    }
+    assert value_met == {
+        "warm": (1.4, False),
+        "rss:warm": (1.1, True),
+        "hostile": (0.5, True),
+        "gone": (None, None),
+        "load linear in size up to the skip": (2.0, False),  # 10x the work for 10x the size
+        "skipped files: time flat in size": (1.1, True),
+        "load-last linear or better in files": (0.167, True),  # last two: 30 -> 50 ms of work
+    }
+    assert found["gone"]["why_unavailable"] == "broken unavailable"
+    assert found["load linear in size up to the skip"]["subject"] == "large"
