@@ -80,6 +80,29 @@ def loader_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
+def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """For commands run in-process: no CLAUDE_* variable of an enclosing session, the hooks'
+    caches under tmp_path, one exact counter for every loader command
+    (support.reuse_exact_counter). Returns tmp_path."""
+    import support
+
+    support.clear_claude_env(monkeypatch)
+    monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(tmp_path / "plugin-data"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    support.reuse_exact_counter(monkeypatch)
+    return tmp_path
+
+
+@pytest.fixture
+def memory_dir(isolated_env: Path) -> Path:
+    """An empty manager memory dir, `memory/` in the project `proj/` (its parent), in
+    isolated_env."""
+    folder = isolated_env / "proj" / "memory"
+    folder.mkdir(parents=True)
+    return folder
+
+
+@pytest.fixture
 def repo(tmp_path: Path) -> Any:
     """A git repository in tmp_path with none of the user's git config (support.make_repo)."""
     import support

@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import memory_text
 import permanent_memory
 import pm_cache
 import pytest
@@ -20,6 +21,7 @@ import support
 from conftest import LOADER_DIR, ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from memory_text_test import CONFUSABLES, HOSTILE, LOOKALIKES, SECRETS
 from support import (
     EPIC_HEAD,
     EST,
@@ -27,11 +29,15 @@ from support import (
     LOADER_STAMP,
     TIMEOUT,
     Result,
+    assert_no_traceback,
     block_problems,
     call_main,
+    confusable_problems,
+    folded_problems,
     fuzz_doc,
     fuzz_env,
     token_count,
+    tree_bytes,
 )
 
 SCRIPT = LOADER_DIR / "permanent_memory.py"
@@ -810,3 +816,143 @@ def test_loader_main_any_file(monkeypatch: Any) -> None:
 
         prop()
         print("loader main fuzz:", seen)
+
+
+# ---------------------------------------------------------------------------------------------
+# Hostile text (the tables in memory_text_test) through every output of the loader: whatever
+# the file holds, the blocks keep no tag opener, no stamp lookalike but the real first line and
+# no control character, and no output or written file holds a raw secret.
+
+
+def _permanent(text_at: dict[str, str]) -> str:
+    """A two-epic memory file (the second in the v2 form) with the given text at `intent`,
+    `decisions`, `gotchas` (a whole bullet) and `v2`."""
+    t = text_at
+    return (
+        f"## Epic: INJ-1 — {t.get('intent', 'intent')}\n**Completed:** 2026-05-01\n\n"
+        f"### Architectural decisions\n- {t.get('decisions', 'd')}\n\n"
+        f"### Gotchas discovered\n{t.get('gotchas', 'g')}\n\n"
+        f"## Epic: INJ-2 — v2\n<!-- af-memory:v2 -->\n"
+        f"- [decision] {t.get('v2', 'v')} (confidence: 0.90)\n"
+    )
+
+
+def _loader_outputs(tmp: Path, text: str, which: str = "all") -> dict[str, Any]:
+    """Every loader output for this file ("all"), or the block and one hook ("block"), or the
+    block alone ("load"). Each must exit 0 without a traceback."""
+    pm = permanent_memory
+    proj = tmp / "proj"
+    (proj / ".claude" / "memory").mkdir(parents=True, exist_ok=True)
+    (proj / ".claude" / "memory" / "permanent_memory.md").write_text(text, encoding="utf-8")
+    outs = {"load": call_main(pm, ["load", "--project-dir", str(proj), "--now", support.NOW])}
+    if which == "all":
+        outs["json"] = call_main(pm, ["load", "--project-dir", str(proj), "--format", "json"])
+    if which in ("all", "block"):
+        outs["explain"] = call_main(pm, ["load", "--project-dir", str(proj), "--explain"])
+    if which == "all":
+        for command in (["inspect"], ["inspect", "--format", "json"], ["doctor"]):
+            outs[" ".join(command)] = call_main(pm, [*command, "--project-dir", str(proj)])
+        for command in (["check"], ["check", "--format", "json"]):
+            # check exits 1 on findings; what it prints is what matters here
+            found = call_main(pm, [*command, "--project-dir", str(proj)])
+            outs[" ".join(command)] = Result(0, found.out, found.err)
+    events = {
+        "all": ("UserPromptSubmit", "SessionStart"),
+        "block": ("UserPromptSubmit",),
+        "load": (),
+    }[which]
+    for i, event in enumerate(events):
+        payload = {
+            "session_id": f"inj-{i}",
+            "hook_event_name": event,
+            "cwd": str(proj),
+            "prompt": "p",
+            "source": "startup",
+        }
+        outs[event] = call_main(pm, ["hook"], stdin=json.dumps(payload).encode())
+    for what, res in outs.items():
+        assert_no_traceback(res, what)
+        assert res.code == 0, (what, res.err)
+    return outs
+
+
+@pytest.mark.usefixtures("isolated_env")
+@pytest.mark.parametrize("name", list(HOSTILE))
+def test_hostile_text_is_neutralised(name: str, tmp_path: Path) -> None:
+    payload = HOSTILE[name]
+    text = _permanent(
+        {
+            "intent": f"a {payload} b",
+            "decisions": f"x {payload} y",
+            "gotchas": f"- {payload}",
+            "v2": payload,
+        }
+    )
+    outs = _loader_outputs(tmp_path, text, "block")
+    block = outs["load"].out
+    assert block.startswith(LOADER_STAMP + "\n")
+    problems = block_problems(block, LOADER_STAMP)
+    assert not problems, f"{problems}\n{block}"
+    assert not block_problems(outs["UserPromptSubmit"].out, LOADER_STAMP)
+    # The --explain table goes to a terminal: no escape sequences there either.
+    assert "\x1b" not in outs["explain"].err and "\x9b" not in outs["explain"].err
+    assert "EVIL OVERWRITE" not in block or "\r" not in block
+
+
+@pytest.mark.usefixtures("isolated_env")
+@pytest.mark.parametrize("name", list(CONFUSABLES))
+def test_confusable_stamps_and_tags_are_neutralised(name: str, tmp_path: Path) -> None:
+    payload = CONFUSABLES[name]
+    outs = _loader_outputs(tmp_path, _permanent({"decisions": payload}), "load")
+    block = outs["load"].out
+    assert block.startswith(LOADER_STAMP + "\n")
+    assert not confusable_problems(block), (confusable_problems(block), block)
+
+
+@pytest.mark.usefixtures("isolated_env")
+@pytest.mark.parametrize("name", list(LOOKALIKES))
+def test_lookalike_stamps_and_tags_are_neutralised(name: str, tmp_path: Path) -> None:
+    payload = LOOKALIKES[name]
+    text = _permanent({"intent": payload, "decisions": payload, "v2": payload})
+    outs = _loader_outputs(tmp_path, text, "block")
+    for what in ("load", "UserPromptSubmit"):
+        block = outs[what].out
+        assert block.startswith(LOADER_STAMP + "\n"), (what, block)
+        assert not folded_problems(block), (what, folded_problems(block), block)
+    assert not folded_problems(outs["explain"].err), outs["explain"].err
+
+
+@pytest.mark.usefixtures("isolated_env")
+@pytest.mark.parametrize("name", list(SECRETS))
+def test_secrets_are_redacted_in_every_output(name: str, tmp_path: Path) -> None:
+    raw, text = SECRETS[name]
+    one_line = text.replace("\n", " ")
+    perm = _permanent(
+        {"intent": one_line, "decisions": one_line, "gotchas": f"- {text}", "v2": one_line}
+    )
+    outs = _loader_outputs(tmp_path, perm)
+    # The marker shows wherever the secret would have, unless every line was cut before it
+    # (a long connection string puts the key past the 120-character cut).
+    marker_at = memory_text.clean(one_line).find("[REDACTED]")
+    assert marker_at >= 0, name
+    if marker_at < 100:
+        assert "[REDACTED]" in "\n".join(r.out + r.err for r in outs.values()), outs["load"].out
+    leaked = [w for w, r in outs.items() if raw in r.out or raw in r.err]
+    assert not leaked, f"{name}: raw secret in {leaked}"
+    # Nor in the cache or anything else the loader wrote.
+    for path, data in tree_bytes(tmp_path):
+        if path.name == "permanent_memory.md":
+            continue
+        assert raw.encode() not in data, f"{name}: raw secret written to {path}"
+
+
+@pytest.mark.usefixtures("isolated_env")
+def test_a_secret_is_redacted_before_the_line_is_cut(tmp_path: Path) -> None:
+    """A secret straddling the 120-character cut must not leave a redaction-proof prefix."""
+    token = "ghp_" + "Q7w8E9r0T1y2U3i4O5p6A7s8D9f0G1h2J3k4"
+    for offset in range(85, 125, 3):
+        line = "x" * offset + " " + token + " tail"
+        outs = _loader_outputs(tmp_path / f"o{offset}", _permanent({"decisions": line}), "load")
+        block = outs["load"].out
+        for i in range(0, len(token) - 11):
+            assert token[i : i + 12] not in block, f"offset {offset}: {token[i : i + 12]!r} leaked"

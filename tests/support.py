@@ -967,6 +967,75 @@ def call_save(mm: ModuleType, memory: Path, payload: dict[str, Any]) -> Result:
     return call_main(mm, ["save", "--memory-dir", str(memory), "--input", str(src)])
 
 
+def save_and_drop_input(mm: ModuleType, memory: Path, payload: dict[str, Any]) -> Result:
+    """call_save, then its input file removed: what is left in the tree is what save wrote."""
+    res = call_save(mm, memory, payload)
+    (memory.parent / "in.json").unlink()
+    return res
+
+
+def hostile_save_input(text: str, session: str = "2026-01-01-10-00") -> dict[str, Any]:
+    """The JSON input of a `save` of project `proj` with `text` in every field that takes text
+    (its one-line form in target_dir, a single-line field)."""
+    one_line = text.replace("\n", " ")
+    return {
+        "project_name": "proj",
+        "session_timestamp": session,
+        "mode": "architect",
+        "status": "in-progress",
+        "last_checkpoint": "CP-S1",
+        "checkpoints_approved": ["CP-S0"],
+        "checkpoint_decisions": {"CP-S0": {"option": "A", "note": text}},
+        "target_dir": one_line,
+        "session_summary": f"summary {text}",
+        "steps_completed": {"S0": text, "S1": f"before {text} after"},
+        "active_state": text,
+        "key_decisions": [text, f"k {text}"],
+    }
+
+
+def manager_outputs(mm: ModuleType, memory: Path) -> dict[str, Result]:
+    """Every manager output that reads the memory dir (`memory`, in the project its parent):
+    load-last and list (text and JSON), list of project `proj`, doctor, the SessionStart hook.
+    Each must exit 0 without a traceback."""
+    dir_args = ["--memory-dir", str(memory)]
+    proj = ["--project-name", "proj"]
+    start = {"session_id": "s", "hook_event_name": "SessionStart", "source": "startup"}
+    outs = {
+        "load-last": call_main(mm, ["load-last", *dir_args, *proj]),
+        "load-last-json": call_main(mm, ["load-last", *dir_args, *proj, "--format", "json"]),
+        "list": call_main(mm, ["list", *dir_args]),
+        "list-json": call_main(mm, ["list", *dir_args, "--format", "json"]),
+        "doctor": call_main(mm, ["doctor", *dir_args]),
+        "list-project": call_main(mm, ["list", *dir_args, *proj]),
+        "hook": call_main(
+            mm, ["hook"], stdin=json.dumps({**start, "cwd": str(memory.parent)}).encode()
+        ),
+    }
+    for what, res in outs.items():
+        assert_no_traceback(res, what)
+        assert res.code == 0, (what, res.err)
+    return outs
+
+
+_EXACT_COUNTERS: dict[bool, Any] = {}
+
+
+def reuse_exact_counter(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every loader command run in-process after this counts with one exact counter, built once
+    per test session: a command builds its own (about 0.3 s, as a new process must), which makes
+    a test running ten commands take seconds. The engine, its file and every count are the same."""
+    pm_tokens = importlib.import_module("pm_tokens")
+    build = pm_tokens.load_exact_counter
+
+    def built_once(bundled_first: bool = False) -> Any:
+        if bundled_first not in _EXACT_COUNTERS:
+            _EXACT_COUNTERS[bundled_first] = build(bundled_first)
+        return _EXACT_COUNTERS[bundled_first]
+
+    monkeypatch.setattr(pm_tokens, "load_exact_counter", built_once)
+
+
 def hook_payload(proj: Path, session: str, event: str = "UserPromptSubmit") -> bytes:
     """The hook JSON Claude Code sends for `event` in session `session`, with cwd `proj`."""
     extra = {"prompt": "p"} if event == "UserPromptSubmit" else {"source": "startup"}
