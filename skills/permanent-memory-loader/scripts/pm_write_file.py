@@ -18,9 +18,6 @@ from pm_errors import MemoryFileError
 from pm_parse import normalise_text
 
 MAX_FILE_BYTES = 64 * 1024 * 1024
-_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO in the file's place must not hang us
-_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
@@ -44,11 +41,13 @@ def encode_as(text: str, like: FileText | None) -> bytes:
 
 def read_bytes(path: Path, follow: bool) -> tuple[bytes, int] | None:
     """The file's bytes and permission bits; None when it does not exist."""
-    flags = os.O_RDONLY | _O_NONBLOCK | _O_CLOEXEC | (0 if follow else _O_NOFOLLOW)
     try:
-        fd = os.open(path, flags)
+        data, _size = memory_io.read_regular(path, MAX_FILE_BYTES, follow)
+        mode = stat.S_IMODE(os.stat(path, follow_symlinks=follow).st_mode)
     except (FileNotFoundError, NotADirectoryError):
         return None
+    except (IsADirectoryError, memory_io.NotRegularFile):
+        raise MemoryFileError(f"{path} is not a regular file") from None
     except OSError as exc:
         if not follow and os.path.islink(path):
             raise MemoryFileError(
@@ -56,21 +55,9 @@ def read_bytes(path: Path, follow: bool) -> tuple[bytes, int] | None:
                 "break the link: give --file the real file"
             ) from None
         raise MemoryFileError(f"cannot read {path}: {exc.strerror or exc}") from None
-    try:
-        status = os.fstat(fd)
-        if not stat.S_ISREG(status.st_mode):
-            raise MemoryFileError(f"{path} is not a regular file")
-        if status.st_size > MAX_FILE_BYTES:
-            raise MemoryFileError(f"{path} is over {MAX_FILE_BYTES // (1024 * 1024)} MiB")
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        raise MemoryFileError(f"cannot read {path}: {exc.strerror or exc}") from None
-    finally:
-        os.close(fd)
-    if len(data) > MAX_FILE_BYTES:
+    if data is None:
         raise MemoryFileError(f"{path} is over {MAX_FILE_BYTES // (1024 * 1024)} MiB")
-    return data, stat.S_IMODE(status.st_mode)
+    return data, mode
 
 
 def first_undecodable(data: bytes) -> tuple[int, int] | None:
