@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -100,6 +101,29 @@ def memory_dir(isolated_env: Path) -> Path:
     folder = isolated_env / "proj" / "memory"
     folder.mkdir(parents=True)
     return folder
+
+
+@pytest.fixture
+def unicode_project(tmp_path: Path) -> Path:
+    """tmp_path/proj with a memory file and a saved snapshot (project `demo`) in non-ASCII text
+    (support.UNICODE_MEMORY, support.UNICODE_SNAPSHOT_INPUT)."""
+    import support
+
+    proj = tmp_path / "proj"
+    (proj / ".claude" / "memory").mkdir(parents=True)
+    (proj / ".claude" / "memory" / "permanent_memory.md").write_bytes(support.UNICODE_MEMORY)
+    (proj / "memory").mkdir()
+    saved = support.run(
+        support.MANAGER,
+        [
+            *("save", "--memory-dir", str(proj / "memory"), "--project-name", "demo"),
+            *("--session-timestamp", "2026-01-01-10-00", "--input", "-"),
+        ],
+        env=support.clean_env(tmp_path),
+        stdin=json.dumps(support.UNICODE_SNAPSHOT_INPUT).encode(),
+    )
+    assert saved.code == 0, saved.err
+    return proj
 
 
 @pytest.fixture

@@ -753,7 +753,7 @@ def test_real_read_only_memory_dir(tmp_path: Path) -> None:
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to drop to nobody")
 def test_unwritable_memory_dir_as_unprivileged_user(tmp_path: Path) -> None:
     """chmod is ignored by root: run the save as `nobody` against a 0555 directory."""
-    base = Path(tempfile.mkdtemp(prefix="hardening-ro-", dir=shared_tmp()))
+    base = Path(tempfile.mkdtemp(prefix="mm-save-nobody-", dir=shared_tmp()))
     try:
         base.chmod(0o755)
         mem = base / "memory"

@@ -3,6 +3,7 @@ archive, never twice, and nothing lost when a run is killed at any moment."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import random
@@ -23,7 +24,21 @@ import pytest
 from conftest import LOADER_DIR
 from hypothesis import given
 from hypothesis import strategies as st
-from support import EST, LOADER, TIMEOUT, Result, clean_env, estimate, memory_file, tree
+from support import (
+    EST,
+    LOADER,
+    TIMEOUT,
+    Result,
+    assert_no_traceback,
+    call_main,
+    clean_env,
+    clear_claude_env,
+    estimate,
+    memory_file,
+    module,
+    stderr_lines,
+    tree,
+)
 
 NOW_ARG = "2026-11-29T12:00:00Z"
 
@@ -460,6 +475,95 @@ def test_archive_of_a_20000_token_file(loader: Any, tmp_path: Path) -> None:
     assert max(d for d in moved_dates if d) <= min(d for d in kept_dates if d)
     assert elapsed < 10, elapsed
     print(f"archive of {tokens} tokens ({len(moved)} epics moved): {elapsed:.3f} s in process")
+
+
+# ---------------------------------------------------------------------------------------------
+# Disk faults: archive writes two files (the archive, then the shortened memory file); ENOSPC or
+# EIO at the write, fsync or rename of either must lose no epic.
+
+
+def _epic_ids(text: str) -> list[str]:
+    return [ln.split()[2] for ln in text.split("\n") if ln.startswith("## Epic: ")]
+
+
+@pytest.mark.parametrize("target", ["os.write", "os.fsync", "os.replace"])
+@pytest.mark.parametrize("nth", [1, 2], ids=["first-file", "second-file"])
+@pytest.mark.parametrize("err", [errno.ENOSPC, errno.EIO], ids=["ENOSPC", "EIO"])
+def test_archive_fault(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, target: str, nth: int, err: int
+) -> None:
+    pm = module("permanent_memory")
+    clear_claude_env(monkeypatch)
+    proj = tmp_path / "proj"
+    memdir = proj / ".claude" / "memory"
+    memdir.mkdir(parents=True)
+    body = " ".join(["decision"] * 60)
+    original = "".join(
+        f"## Epic: E-{i:03d} — intent {i}\n**Completed:** 2025-01-{1 + i:02d}\n\n"
+        f"### Architectural decisions\n- {body} {i}\n\n"
+        for i in range(25)
+    )
+    (memdir / "permanent_memory.md").write_text(original, encoding="utf-8")
+    real = {"os.write": os.write, "os.fsync": os.fsync, "os.replace": os.replace}[target]
+    calls = {"failed": 0}
+    # The nth file the command writes (by its temp file's path; fd numbers are reused).
+    seen: list[str] = []
+
+    def faulty(*args: Any, **kw: Any) -> Any:
+        if target == "os.replace":
+            name = str(args[1])
+        else:
+            try:
+                name = os.readlink(f"/proc/self/fd/{args[0]}")
+            except OSError:
+                return real(*args, **kw)
+            if ".tmp-" not in name:
+                return real(*args, **kw)  # stdout, stderr, a directory fsync
+        if name not in seen:
+            seen.append(name)
+        if len(seen) == nth and not calls["failed"]:
+            calls["failed"] += 1
+            raise OSError(err, os.strerror(err))
+        return real(*args, **kw)
+
+    args = [
+        "archive",
+        "--project-dir",
+        str(proj),
+        "--max-tokens",
+        "1500",
+        "--tokenizer",
+        "estimate",
+    ]
+    with monkeypatch.context() as mp:
+        mp.setattr(os, target.split(".")[1], faulty)
+        res = call_main(pm, args)
+    assert_no_traceback(res, "archive")
+    if not calls["failed"]:
+        pytest.skip(f"archive makes fewer than {nth} {target} calls")
+    assert res.code == 1, (res.code, res.err)
+    errors = [ln for ln in stderr_lines(res.err) if not ln.startswith(("warning:", "note:"))]
+    assert len(errors) == 1, res.err
+    kept = _epic_ids((memdir / "permanent_memory.md").read_text(encoding="utf-8"))
+    archived = [
+        eid
+        for f in sorted((memdir / "archive").glob("*.md"))
+        if (memdir / "archive").is_dir()
+        for eid in _epic_ids(f.read_text(encoding="utf-8"))
+    ]
+    assert set(_epic_ids(original)) <= set(kept) | set(archived), "an epic was lost"
+    assert len(archived) == len(set(archived))
+    assert [p.name for p in memdir.iterdir() if ".tmp-" in p.name] == []
+    # With the fault gone, a rerun completes and leaves each epic in exactly one place.
+    again = call_main(pm, args)
+    assert again.code == 0, again.err
+    kept = _epic_ids((memdir / "permanent_memory.md").read_text(encoding="utf-8"))
+    archived = [
+        eid
+        for f in sorted((memdir / "archive").glob("*.md"))
+        for eid in _epic_ids(f.read_text(encoding="utf-8"))
+    ]
+    assert sorted(kept + archived) == sorted(_epic_ids(original))
 
 
 # ---------------------------------------------------------------------------------------------

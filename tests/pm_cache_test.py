@@ -218,7 +218,7 @@ def test_loader_cache_dir_unusable(loader_project: Path, tmp_path: Path, how: st
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to drop to nobody")
 def test_loader_cache_dir_unreadable_as_unprivileged_user(tmp_path: Path) -> None:
-    base = Path(tempfile.mkdtemp(prefix="hardening-cache-", dir=shared_tmp()))
+    base = Path(tempfile.mkdtemp(prefix="pm-cache-nobody-", dir=shared_tmp()))
     try:
         base.chmod(0o755)
         proj = base / "proj"

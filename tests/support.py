@@ -1,6 +1,7 @@
 # What the tests share: where the scripts are, one Result of a run, one clean environment, one
 # way to run a script (as a subprocess or in-process), real git in a scratch repository, the
-# SKILL.md helpers, the hardening corpus, and the invariants every emitted block must keep.
+# SKILL.md helpers, the hardening corpus, the fault tests' inputs and links, and the invariants
+# every emitted block must keep.
 # Fixtures live in conftest.py.
 from __future__ import annotations
 
@@ -940,7 +941,8 @@ def check_hook_stdin_samples(script: Path, limit: int, tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------------------------------------
 # Faults: a save's input, a hook's input, the seed memory file, running a copy of a skill as the
-# user `nobody`, a snapshot kept outside the project, files that are not regular files.
+# user `nobody`, a snapshot kept outside the project, non-ASCII text, files that are not regular
+# files.
 
 SEED_MEMORY = (CORPUS / "permanent" / "seed-example.md").read_bytes()
 FAULT_SESSION = "2026-01-01-10-00"
@@ -1111,6 +1113,17 @@ outside
 ## Key decisions
 - outside
 """
+
+# A memory file and a save's input in text that an ASCII or cp1252 stdout cannot show.
+UNICODE_MEMORY = (
+    "## Epic: CAF\u00c9-1 \u2014 na\u00efve \u2713 d\u00e9cisions\n**Completed:** 2026-05-01\n\n"
+    "### Gotchas discovered\n- caf\u00e9 \u2713 \u2014 \u201cquoted\u201d\n"
+).encode()
+UNICODE_SNAPSHOT_INPUT = {
+    "session_summary": "caf\u00e9 \u2713 \u2014 na\u00efve",
+    "mode": "architect",
+    "status": "in-progress",
+}
 
 # Files that are not regular files where a memory file or a snapshot is expected.
 SPECIAL_FILES = ["fifo", "dev-zero-link", "directory", "sparse-2g", "dangling-link"]
