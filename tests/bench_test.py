@@ -6,6 +6,7 @@ import importlib.util
 import json
 import math
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -301,3 +302,50 @@ def test_evaluate_checks_each_kind_of_target() -> None:
     }
     assert found["gone"]["why_unavailable"] == "broken unavailable"
     assert found["load linear in size up to the skip"]["subject"] == "large"
+
+
+def test_a_command_that_fails_or_prints_the_wrong_thing_is_an_error(tmp_path: Path) -> None:
+    bench = load_bench()
+    spawner = bench.Spawner(sys.executable, tmp_path)
+    try:
+        rows = [
+            bench.Row("ok", "ok", [sys.executable, "-c", "print('yes, and more')"], starts="yes"),
+            bench.Row("wrong", "wrong", [sys.executable, "-c", "print('no')"], starts="yes"),
+            bench.Row(
+                "lacks", "lacks", [sys.executable, "-c", "print('yes x')"], lacks="x", starts="y"
+            ),
+            bench.Row("exit", "exit", [sys.executable, "-c", "raise SystemExit(3)"]),
+        ]
+        for row in rows:
+            row.cwd = str(tmp_path)
+            spawner.run(row)
+            bench.check(spawner, row, spawner.run(row).exit_code)
+    finally:
+        spawner.close()
+    assert [row.error.split(";")[0] for row in rows] == [
+        "",
+        "the output does not start with 'yes'",
+        "the output has 'x'",
+        "exit 3",
+    ]
+
+
+def test_a_failing_hook_makes_the_run_exit_1(tmp_path: Path) -> None:
+    plugin = tmp_path / "plugin"
+    shutil.copytree(
+        ROOT / "skills", plugin / "skills", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    hooks = (ROOT / "hooks" / "hooks.json").read_text().replace("memory_manager.py", "missing.py")
+    (plugin / "hooks").mkdir()
+    (plugin / "hooks" / "hooks.json").write_text(hooks)
+    done = run_bench(
+        "--runs", "1", "--only", "hook", "--no-profile", "--plugin-root", str(plugin),
+        fixtures=tmp_path / "fixtures",
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert "bench: session start, warm (both caches hit) failed: exit 2" in done.stderr
+    assert re.search(r"(?m)^session start, warm \(both caches hit\) +FAILED: exit 2: ", done.stdout)
+    # the other rows are measured all the same (their targets met or not, depending on the load)
+    assert re.search(
+        r"(?m)^hook, warm \(cache hit\) +\d+\.\d .* ≤ 1\.30 (met|NOT MET)$", done.stdout
+    )
