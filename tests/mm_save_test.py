@@ -17,7 +17,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -42,10 +41,10 @@ from support import (
     demote_to_nobody,
     front_matter,
     module,
+    nobody_folder,
     nobody_script,
     run,
     save_input,
-    shared_tmp,
     snapshot_files,
     stderr_lines,
 )
@@ -753,9 +752,7 @@ def test_real_read_only_memory_dir(tmp_path: Path) -> None:
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to drop to nobody")
 def test_unwritable_memory_dir_as_unprivileged_user(tmp_path: Path) -> None:
     """chmod is ignored by root: run the save as `nobody` against a 0555 directory."""
-    base = Path(tempfile.mkdtemp(prefix="mm-save-nobody-", dir=shared_tmp()))
-    try:
-        base.chmod(0o755)
+    with nobody_folder("mm-save-nobody-") as base:
         mem = base / "memory"
         mem.mkdir()
         env = clean_env(base)
@@ -808,11 +805,6 @@ def test_unwritable_memory_dir_as_unprivileged_user(tmp_path: Path) -> None:
             check=False,
         )
         assert proc.returncode == 0 and proc.stdout.decode().startswith(SESSION_STAMP), proc
-    finally:
-        for p in [base, *base.rglob("*")]:
-            if p.is_dir():
-                p.chmod(0o755)
-        shutil.rmtree(base)
 
 
 # ---------------------------------------------------------------------------------------------

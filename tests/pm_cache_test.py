@@ -5,9 +5,7 @@ from __future__ import annotations
 import errno
 import json
 import os
-import shutil
 import subprocess
-import tempfile
 import time
 from pathlib import Path
 
@@ -25,9 +23,9 @@ from support import (
     hook_context,
     hook_payload,
     module,
+    nobody_folder,
     nobody_script,
     run,
-    shared_tmp,
     stderr_lines,
 )
 
@@ -218,9 +216,7 @@ def test_loader_cache_dir_unusable(loader_project: Path, tmp_path: Path, how: st
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="needs root to drop to nobody")
 def test_loader_cache_dir_unreadable_as_unprivileged_user(tmp_path: Path) -> None:
-    base = Path(tempfile.mkdtemp(prefix="pm-cache-nobody-", dir=shared_tmp()))
-    try:
-        base.chmod(0o755)
+    with nobody_folder("pm-cache-nobody-") as base:
         proj = base / "proj"
         (proj / ".claude" / "memory").mkdir(parents=True)
         (proj / ".claude" / "memory" / "permanent_memory.md").write_bytes(SEED_MEMORY)
@@ -247,8 +243,3 @@ def test_loader_cache_dir_unreadable_as_unprivileged_user(tmp_path: Path) -> Non
             assert "Traceback" not in proc.stderr.decode(), proc.stderr
             context = hook_context(proc.stdout.decode(), hook_payload(proj, session))
             assert proc.returncode == 0 and context == expected, proc
-    finally:
-        for p in [base, *base.rglob("*")]:
-            if p.is_dir() and not p.is_symlink():
-                p.chmod(0o755)
-        shutil.rmtree(base)

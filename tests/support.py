@@ -1056,9 +1056,24 @@ def demote_to_nobody() -> Callable[[], None]:
     return demote
 
 
-def shared_tmp() -> str | None:
+def _shared_tmp() -> str | None:
     # A private TMPDIR would hide the test folder from `nobody`; /tmp is world-traversable.
     return "/tmp" if os.path.isdir("/tmp") else None
+
+
+@contextlib.contextmanager
+def nobody_folder(prefix: str) -> Iterator[Path]:
+    """A 0755 folder that `nobody` can reach (in /tmp where there is one), removed afterwards
+    whatever modes the test left inside it."""
+    base = Path(tempfile.mkdtemp(prefix=prefix, dir=_shared_tmp()))
+    try:
+        base.chmod(0o755)
+        yield base
+    finally:
+        for p in [base, *base.rglob("*")]:
+            if p.is_dir() and not p.is_symlink():
+                p.chmod(0o755)
+        shutil.rmtree(base)
 
 
 def nobody_script(base: Path, script: Path, probe: str) -> list[str]:
