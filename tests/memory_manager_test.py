@@ -20,19 +20,28 @@ import yaml
 from conftest import MANAGER_DIR, ROOT
 from hypothesis import given
 from hypothesis import strategies as st
+from memory_text_test import CONFUSABLES, HOSTILE, LOOKALIKES, SECRETS
 from mm_update_test import INVALID
 from support import (
     SESSION_STAMP,
     SNAP_HEAD,
     SNAPSHOT_FRAGMENTS,
     Result,
+    assert_no_traceback,
     block_problems,
     call_main,
     clean_env,
+    confusable_problems,
+    folded_problems,
     fuzz_doc,
     fuzz_env,
+    hostile_save_input,
+    manager_outputs,
     output_problems,
     run_command,
+    save_and_drop_input,
+    snapshot_files,
+    stderr_lines,
     tree,
 )
 
@@ -1304,3 +1313,86 @@ def test_manager_load_last_any_file(monkeypatch: Any) -> None:
             assert lst.code == 0 and not output_problems(lst.out), lst
 
         prop()
+
+
+# ---------------------------------------------------------------------------------------------
+# Hostile text (the tables in memory_text_test) through every output that reads the memory
+# dir: load-last, list, doctor and the hook keep no tag opener, no stamp lookalike but the real
+# first line, no control character and no raw secret, whether save wrote the text or a hand
+# edit put it in the file.
+
+
+def _edit_snapshot(memory: Path, *replacements: tuple[str, str]) -> None:
+    """The one snapshot in `memory`, edited by hand: so save's own cleaning is not what is
+    tested."""
+    (snap,) = snapshot_files(memory)
+    text = snap.read_text(encoding="utf-8")
+    for old, new in replacements:
+        text = text.replace(old, new)
+    snap.write_text(text, encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", list(HOSTILE))
+def test_hostile_text_is_neutralised_in_every_output(name: str, memory_dir: Path) -> None:
+    mm = memory_manager
+    memory = memory_dir
+    payload = HOSTILE[name]
+    res = save_and_drop_input(mm, memory, hostile_save_input(payload))
+    assert_no_traceback(res, "save")
+    if res.code == 1:
+        # Rejecting text with control characters is acceptable; it must say so in one line.
+        assert len(stderr_lines(res.err)) == 1, res.err
+        assert snapshot_files(memory) == []
+        return
+    assert res.code == 0, res.err
+    # Also a hand-edited snapshot carrying the payload raw, in the body and in the resume line.
+    (snap,) = snapshot_files(memory)
+    raw = snap.read_text(encoding="utf-8") + f"\n{payload}\n"
+    (memory / "2026-01-02-10-00-proj.md").write_text(
+        raw.replace("last-checkpoint: CP-S1", f"last-checkpoint: {json.dumps('CP-S1 ' + payload)}"),
+        encoding="utf-8",
+    )
+    outs = manager_outputs(mm, memory)
+    for what in ("load-last", "hook"):
+        out = outs[what].out
+        assert out.startswith(SESSION_STAMP + "\n"), (what, out[:200])
+        problems = block_problems(out, SESSION_STAMP, check_lines=False)
+        assert not problems, f"{what}: {problems}\n{out[:2000]}"
+    for what in ("list", "list-project"):
+        assert not output_problems(outs[what].out), (what, output_problems(outs[what].out))
+
+
+@pytest.mark.parametrize("name", list(CONFUSABLES))
+def test_confusable_stamps_and_tags_are_neutralised(name: str, memory_dir: Path) -> None:
+    mm = memory_manager
+    assert save_and_drop_input(mm, memory_dir, hostile_save_input(CONFUSABLES[name])).code == 0
+    outs = manager_outputs(mm, memory_dir)
+    for what in ("load-last", "hook"):
+        assert not confusable_problems(outs[what].out), (what, confusable_problems(outs[what].out))
+
+
+@pytest.mark.parametrize("name", list(LOOKALIKES))
+def test_lookalike_stamps_and_tags_are_neutralised(name: str, memory_dir: Path) -> None:
+    mm = memory_manager
+    assert save_and_drop_input(mm, memory_dir, hostile_save_input("clean")).code == 0
+    _edit_snapshot(memory_dir, ("summary clean", f"summary {LOOKALIKES[name]}"))
+    outs = manager_outputs(mm, memory_dir)
+    for what in ("load-last", "hook", "list", "list-project"):
+        assert not folded_problems(outs[what].out), (what, folded_problems(outs[what].out))
+
+
+@pytest.mark.parametrize("name", list(SECRETS))
+def test_a_secret_pasted_by_hand_is_redacted_in_every_output(name: str, memory_dir: Path) -> None:
+    mm = memory_manager
+    assert save_and_drop_input(mm, memory_dir, hostile_save_input("clean")).code == 0
+    raw, text = SECRETS[name]
+    one_line = text.replace("\n", " ")
+    _edit_snapshot(
+        memory_dir,
+        ("summary clean", f"summary {text}"),
+        ("target-dir: clean", f"target-dir: {json.dumps(one_line)}"),
+    )
+    outs = manager_outputs(mm, memory_dir)
+    assert "[REDACTED]" in outs["load-last"].out
+    leaked = [w for w, r in outs.items() if raw in r.out or raw in r.err]
+    assert not leaked, f"{name}: raw secret in {leaked}"

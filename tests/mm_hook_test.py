@@ -15,13 +15,21 @@ import pytest
 from conftest import LOADER_DIR, MANAGER_DIR
 from hypothesis import given
 from hypothesis import strategies as st
+from memory_text_test import HOSTILE
 from support import (
     MANAGER,
     MANAGER_HOOK_LIMIT,
     SESSION_STAMP,
+    assert_no_traceback,
+    call_main,
     check_hook_stdin_samples,
     clean_env,
     hook_fuzz,
+    hostile_save_input,
+    module,
+    output_problems,
+    save_and_drop_input,
+    snapshot_files,
 )
 
 SCRIPT = MANAGER_DIR / "memory_manager.py"
@@ -251,3 +259,30 @@ def test_manager_hook_stdin(monkeypatch: Any) -> None:
 
 def test_manager_hook_stdin_subprocess(tmp_path: Path) -> None:
     check_hook_stdin_samples(MANAGER, MANAGER_HOOK_LIMIT, tmp_path)
+
+
+@pytest.mark.parametrize(
+    "name", ["close-reminder", "fake-session-stamp", "ansi-osc", "bidi", "combining-solidus-tag"]
+)
+def test_the_project_list_is_neutralised(name: str, memory_dir: Path) -> None:
+    """With several projects the SessionStart hook prints a compact list of resume lines, built
+    from hand-editable front matter (hostile text from memory_text_test's HOSTILE): the list
+    must be as inert as a single block."""
+    mm = module("memory_manager")
+    payload = HOSTILE[name]
+    assert save_and_drop_input(mm, memory_dir, hostile_save_input("first")).code == 0
+    other = hostile_save_input("second", "2026-01-03-10-00")
+    other["project_name"] = "other"
+    assert save_and_drop_input(mm, memory_dir, other).code == 0
+    for snap in snapshot_files(memory_dir):
+        text = snap.read_text(encoding="utf-8")
+        text = text.replace("last-checkpoint: CP-S1", f"last-checkpoint: {json.dumps(payload)}")
+        text = text.replace("status: in-progress", f"status: {json.dumps(payload)}")
+        snap.write_text(text, encoding="utf-8")
+    start = {"session_id": "s", "hook_event_name": "SessionStart", "cwd": str(memory_dir.parent)}
+    res = call_main(mm, ["hook"], stdin=json.dumps(start).encode())
+    assert_no_traceback(res, "hook")
+    assert res.code == 0
+    assert not output_problems(res.out), (output_problems(res.out), res.out)
+    lst = call_main(mm, ["list", "--memory-dir", str(memory_dir)])
+    assert lst.code == 0 and not output_problems(lst.out), (output_problems(lst.out), lst.out)

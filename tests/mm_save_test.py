@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 from conftest import MANAGER_DIR
+from memory_text_test import SECRETS
 from support import (
     FAULT_SESSION,
     LOADER,
@@ -40,13 +41,17 @@ from support import (
     clear_claude_env,
     demote_to_nobody,
     front_matter,
+    hostile_save_input,
+    manager_outputs,
     module,
     nobody_folder,
     nobody_script,
     run,
+    save_and_drop_input,
     save_input,
     snapshot_files,
     stderr_lines,
+    tree_bytes,
 )
 
 KILLS = int(os.environ.get("HARDENING_KILLS", "200"))
@@ -833,3 +838,63 @@ def test_save_over_corrupt_same_session_keeps_it(tmp_path: Path) -> None:
         assert res.code == 1, (corrupt[:20], res.out, res.err)
         assert len(stderr_lines(res.err)) == 1, res.err
         assert snap.read_bytes() == corrupt, "the unreadable snapshot was replaced"
+
+
+# ---------------------------------------------------------------------------------------------
+# Secrets (the table in memory_text_test): save stores each as [REDACTED], warns naming the
+# field, and no output and no file holds it raw.
+
+
+@pytest.mark.parametrize("name", list(SECRETS))
+def test_secrets_are_redacted_on_save(name: str, tmp_path: Path, memory_dir: Path) -> None:
+    mm = module("memory_manager")
+    raw, text = SECRETS[name]
+    res = save_and_drop_input(mm, memory_dir, hostile_save_input(text))
+    assert_no_traceback(res, "save")
+    assert res.code == 0, res.err
+    warnings = stderr_lines(res.err)
+    assert warnings and any("session_summary" in w or "session-summary" in w for w in warnings), (
+        f"no warning naming the field: {warnings}"
+    )
+    outs = manager_outputs(mm, memory_dir)
+    leaked = [w for w, r in {"save": res, **outs}.items() if raw in r.out or raw in r.err]
+    assert not leaked, f"{name}: raw secret in {leaked}"
+    for path, data in tree_bytes(tmp_path):
+        assert raw.encode() not in data, f"{name}: raw secret written to {path}"
+    (snap,) = snapshot_files(memory_dir)
+    assert "[REDACTED]" in snap.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", ["aws-key-id", "ghp", "password-eq", "private-key-rsa"])
+def test_an_update_does_not_rewrite_a_raw_secret(name: str, memory_dir: Path) -> None:
+    """A save that merges into a snapshot holding a hand-pasted secret writes the file anew:
+    what it writes must not hold the raw secret (DESIGN: secrets in any field are stored as
+    [REDACTED])."""
+    mm = module("memory_manager")
+    assert save_and_drop_input(mm, memory_dir, hostile_save_input("clean")).code == 0
+    raw, text = SECRETS[name]
+    (snap,) = snapshot_files(memory_dir)
+    snap.write_text(
+        snap.read_text(encoding="utf-8").replace("summary clean", f"summary {text}"),
+        encoding="utf-8",
+    )
+    update = {
+        "project_name": "proj",
+        "session_timestamp": "2026-01-01-10-00",
+        "steps_completed": {"S2": "more"},
+    }
+    res = save_and_drop_input(mm, memory_dir, update)
+    assert res.code == 0, res.err
+    assert raw not in snap.read_text(encoding="utf-8"), "the merge rewrote the raw secret"
+
+
+def test_a_secret_as_project_name_is_never_written(memory_dir: Path) -> None:
+    """A token is a valid-looking project name: it must not end up in a file name or output."""
+    mm = module("memory_manager")
+    token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
+    payload = hostile_save_input("x")
+    payload["project_name"] = token
+    res = save_and_drop_input(mm, memory_dir, payload)
+    assert_no_traceback(res, "save")
+    assert token not in res.out + res.err, "the token was echoed"
+    assert not [p for p in memory_dir.iterdir() if token in p.name], "the token became a file name"
