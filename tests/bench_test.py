@@ -349,3 +349,43 @@ def test_a_failing_hook_makes_the_run_exit_1(tmp_path: Path) -> None:
     assert re.search(
         r"(?m)^hook, warm \(cache hit\) +\d+\.\d .* ≤ 1\.30 (met|NOT MET)$", done.stdout
     )
+
+
+def test_plan_lists_every_row_with_its_floor_and_targets(tmp_path: Path) -> None:
+    bench = load_bench()
+    counter = bench.TokenCounter(lambda text: math.ceil(len(text) / 4), "len/4", False)
+    b = bench.Bench(sys.executable, ROOT, bench.SMOKE, counter, tmp_path / "fixtures", tmp_path, {})
+    rows = bench.plan(b, set(bench.GROUPS))
+    table = {r.key: (r.group, r.floor, r.limit, r.bound_ms, r.rss_limit, r.series) for r in rows}
+    tok = "encoding_floor"
+    assert table == {
+        "f0": ("floor", None, None, None, None, ""),
+        tok: ("floor", None, None, None, None, ""),
+        "hook_warm": ("hook", "f0", 1.3, None, 1.2, ""),
+        "hook_warm_nobytecode": ("hook", "f0", 1.3, None, None, ""),
+        "session_start_warm": ("hook", "f0", 1.2, None, None, ""),
+        "hook_cold": ("hook", tok, 1.25, None, None, ""),
+        "load:epics-10": ("load", tok, None, None, None, "load"),
+        "load:epics-40": ("load", tok, None, None, None, "load"),
+        "load:under-skip": ("load", tok, None, None, None, "load"),
+        "load:big": ("load", tok, None, None, None, "load-skipped"),
+        "adv_load:0:16000": ("adversarial", tok, None, 1000.0, None, ""),
+        "adv_hook:0:16000": ("adversarial", tok, 1.5, None, None, ""),
+        "adv_load:1:16000": ("adversarial", tok, None, 1000.0, None, ""),
+        "adv_hook:1:16000": ("adversarial", tok, 1.5, None, None, ""),
+        "listdir:10": ("load-last", None, None, None, None, ""),
+        "load_last:10": ("load-last", "listdir:10", None, None, None, "load-last"),
+        "listdir:200": ("load-last", None, None, None, None, ""),
+        "load_last:200": ("load-last", "listdir:200", 2.5, None, None, "load-last"),
+        "yaml_floor": ("save", None, None, None, None, ""),
+        "save_create": ("save", "yaml_floor", None, None, None, ""),
+        "save_update": ("save", "yaml_floor", None, None, None, ""),
+    }
+    assert [r.key for r in rows] == list(table)  # the report's order
+    by_key = {r.key: r for r in rows}
+    assert by_key["load:big"].lacks == "FEAT-0" and by_key["load:epics-10"].has == ("FEAT-0",)
+    assert [by_key[f"load_last:{n}"].size for n in (10, 200)] == [10, 200]
+    assert by_key["save_update"].argv[-1].endswith("update.json")
+    assert by_key["save_create"].argv[by_key["save_create"].argv.index("--memory-dir") + 1] == (
+        bench.FRESH
+    )
