@@ -26,7 +26,6 @@ from support import (
     case_bytes,
     cases,
     clean_env,
-    clear_claude_env,
     front_matter,
     is_lock_name,
     module,
@@ -54,12 +53,6 @@ def test_corpus_size() -> None:
 
 # ---------------------------------------------------------------------------------------------
 # Loader
-
-
-def _loader_env(monkeypatch: pytest.MonkeyPatch, tmp: Path) -> None:
-    clear_claude_env(monkeypatch)
-    monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(tmp / "plugin-data"))
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp / "xdg"))
 
 
 def _project(tmp: Path, data: bytes) -> Path:
@@ -96,10 +89,10 @@ def _epic_line(block: str, eid: str) -> str | None:
     return None
 
 
+@pytest.mark.usefixtures("isolated_env")
 @pytest.mark.parametrize("case", PERMANENT, ids=[c["id"] for c in PERMANENT])
-def test_loader_case(case: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_loader_case(case: dict[str, Any], tmp_path: Path) -> None:
     pm = module("permanent_memory")
-    _loader_env(monkeypatch, tmp_path)
     proj = _project(tmp_path, case_bytes(case, tmp_path))
     expect = case["expect"]
     start = time.monotonic()
@@ -216,12 +209,6 @@ def test_loader_case_subprocess(cid: str, tmp_path: Path) -> None:
 # Manager: snapshots
 
 
-def _manager_env(monkeypatch: pytest.MonkeyPatch, tmp: Path) -> None:
-    clear_claude_env(monkeypatch)
-    monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(tmp / "plugin-data"))
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp / "xdg"))
-
-
 def _check_session_block(out: str, what: str) -> None:
     lines = out.split("\n")
     assert lines[0] == SESSION_STAMP, f"{what}: first line {lines[0][:100]!r}"
@@ -278,12 +265,12 @@ def _manager_runs(mm: Any, proj: Path, memory: Path) -> dict[str, Result]:
     return runs
 
 
+@pytest.mark.usefixtures("isolated_env")
 @pytest.mark.parametrize("case", SNAPSHOTS, ids=[c["id"] for c in SNAPSHOTS])
 def test_snapshot_case(
     case: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     mm = module("memory_manager")
-    _manager_env(monkeypatch, tmp_path)
     monkeypatch.chdir(tmp_path)
     proj = tmp_path / "proj"
     memory = proj / "memory"
@@ -328,12 +315,10 @@ def _marked(marker: str) -> str:
     return text.replace("MARKER-GOOD", marker)
 
 
+@pytest.mark.usefixtures("isolated_env")
 @pytest.mark.parametrize("case", NAMES, ids=[c["id"] for c in NAMES])
-def test_snapshot_names(
-    case: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_snapshot_names(case: dict[str, Any], tmp_path: Path) -> None:
     mm = module("memory_manager")
-    _manager_env(monkeypatch, tmp_path)
     proj = tmp_path / "proj"
     memory = proj / "memory"
     memory.mkdir(parents=True)
@@ -374,12 +359,12 @@ def _field_named(line: str, field: str) -> bool:
     return any(v in line for v in variants)
 
 
+@pytest.mark.usefixtures("isolated_env")
 @pytest.mark.parametrize("case", SAVES, ids=[c["id"] for c in SAVES])
 def test_save_input_case(
     case: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     mm = module("memory_manager")
-    _manager_env(monkeypatch, tmp_path)
     monkeypatch.chdir(tmp_path)
     memory = tmp_path / "memory"
     memory.mkdir()
@@ -428,10 +413,10 @@ def test_save_input_case(
     assert not leftovers, leftovers
 
 
-def test_save_hostile_strings_round_trip(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.usefixtures("isolated_env")
+def test_save_hostile_strings_round_trip(tmp_path: Path) -> None:
     """Valid hostile strings come back exactly through the manager's own parser and load-last."""
     mm = module("memory_manager")
-    _manager_env(monkeypatch, tmp_path)
     memory = tmp_path / "memory"
     memory.mkdir()
     case = next(c for c in SAVES if c["id"] == "save-hostile-strings")

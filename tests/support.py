@@ -976,20 +976,14 @@ def save_and_drop_input(mm: ModuleType, memory: Path, payload: dict[str, Any]) -
     return res
 
 
-def hostile_save_input(text: str, session: str = "2026-01-01-10-00") -> dict[str, Any]:
-    """The JSON input of a `save` of project `proj` with `text` in every field that takes text
-    (its one-line form in target_dir, a single-line field)."""
-    one_line = text.replace("\n", " ")
+def hostile_save_input(text: str, session: str = FAULT_SESSION) -> dict[str, Any]:
+    """save_input with `text` in every field that takes text (its one-line form in target_dir,
+    a single-line field)."""
     return {
-        "project_name": "proj",
-        "session_timestamp": session,
-        "mode": "architect",
-        "status": "in-progress",
-        "last_checkpoint": "CP-S1",
+        **save_input(f"summary {text}", session),
         "checkpoints_approved": ["CP-S0"],
         "checkpoint_decisions": {"CP-S0": {"option": "A", "note": text}},
-        "target_dir": one_line,
-        "session_summary": f"summary {text}",
+        "target_dir": text.replace("\n", " "),
         "steps_completed": {"S0": text, "S1": f"before {text} after"},
         "active_state": text,
         "key_decisions": [text, f"k {text}"],
