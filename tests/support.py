@@ -1,7 +1,7 @@
 # What the tests share: where the scripts are, one Result of a run, one clean environment, one
 # way to run a script (as a subprocess or in-process), real git in a scratch repository, the
-# SKILL.md helpers, the hardening corpus, the fault tests' inputs and links, and the invariants
-# every emitted block must keep.
+# SKILL.md helpers, the hardening corpus, the fault tests' inputs and links, the save input and
+# outputs the injection tests use, and the invariants every emitted block must keep.
 # Fixtures live in conftest.py.
 from __future__ import annotations
 
@@ -289,6 +289,25 @@ def call_main(
         if list(argv) == ["hook"] and not raw:
             printed = hook_context(printed, stdin)
         return Result(int(code or 0), printed, _drain(err))
+
+
+ExactCounter = tuple[Callable[[str], int], str, str]  # pm_tokens.load_exact_counter's result
+_EXACT_COUNTERS: dict[bool, ExactCounter] = {}
+
+
+def reuse_exact_counter(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every loader command run in-process after this counts with one exact counter, built once
+    per test session: a command builds its own (about 0.3 s, as a new process must), which makes
+    a test running ten commands take seconds. The engine, its file and every count are the same."""
+    pm_tokens = importlib.import_module("pm_tokens")
+    build = pm_tokens.load_exact_counter
+
+    def built_once(bundled_first: bool = False) -> ExactCounter:
+        if bundled_first not in _EXACT_COUNTERS:
+            _EXACT_COUNTERS[bundled_first] = build(bundled_first)
+        return _EXACT_COUNTERS[bundled_first]
+
+    monkeypatch.setattr(pm_tokens, "load_exact_counter", built_once)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1012,24 +1031,6 @@ def manager_outputs(mm: ModuleType, memory: Path) -> dict[str, Result]:
         assert_no_traceback(res, what)
         assert res.code == 0, (what, res.err)
     return outs
-
-
-_EXACT_COUNTERS: dict[bool, Any] = {}
-
-
-def reuse_exact_counter(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every loader command run in-process after this counts with one exact counter, built once
-    per test session: a command builds its own (about 0.3 s, as a new process must), which makes
-    a test running ten commands take seconds. The engine, its file and every count are the same."""
-    pm_tokens = importlib.import_module("pm_tokens")
-    build = pm_tokens.load_exact_counter
-
-    def built_once(bundled_first: bool = False) -> Any:
-        if bundled_first not in _EXACT_COUNTERS:
-            _EXACT_COUNTERS[bundled_first] = build(bundled_first)
-        return _EXACT_COUNTERS[bundled_first]
-
-    monkeypatch.setattr(pm_tokens, "load_exact_counter", built_once)
 
 
 def hook_payload(proj: Path, session: str, event: str = "UserPromptSubmit") -> bytes:
