@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from mm_snapshot import STAMP_LEN
 from support import (
     HARD_CAP,
     HOOK_LIMIT,
@@ -650,7 +651,7 @@ def test_commands_skip_each_hostile_snapshot_with_one_warning(shape: str, tmp_pa
         assert res.code in (0, 1) and len(stderr_lines(res.err)) <= 2 * len(names) + 1, res.err
     if shape == "impossible-values":
         for name in names:
-            project = name[17:-3]
+            project = name[STAMP_LEN + 1 : -len(".md")]
             res = run(
                 MANAGER,
                 ["load-last", "--memory-dir", str(memory), "--project-name", project],
@@ -667,7 +668,7 @@ def test_commands_skip_each_hostile_snapshot_with_one_warning(shape: str, tmp_pa
                 MANAGER,
                 [
                     *("save", "--memory-dir", str(memory), "--project-name", project),
-                    *("--session-timestamp", name[:16], "--input", "-"),
+                    *("--session-timestamp", name[:STAMP_LEN], "--input", "-"),
                 ],
                 env=env,
                 stdin=b'{"session_summary": "s", "mode": "architect", "status": "paused"}',

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from memory_text_test import CONFUSABLES, HOSTILE, LOOKALIKES, SECRETS
 from mm_update_test import INVALID
 from support import (
+    MANAGER_HOOK_LIMIT,
     SESSION_STAMP,
     SNAP_HEAD,
     SNAPSHOT_FRAGMENTS,
@@ -1034,7 +1035,7 @@ def test_hook_output_is_bounded(run: Any, tmp_path: Path) -> None:
         write_snapshot(memory, f"2026-05-{i + 1:02d}-10-00", f"project-{'x' * 40}-{i}")
     result = run(["hook"], stdin=hook_json(tmp_path))
     context, message = session_start(result.out)
-    assert result.code == 0 and len(context) < 4000
+    assert result.code == 0 and len(context) < MANAGER_HOOK_LIMIT
     assert "- \u2026 and 20 more\n" in context
     assert (
         message == f"project-memory: 30 projects' sessions, newest project-{'x' * 40}-29 at CP-S1"

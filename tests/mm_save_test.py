@@ -26,6 +26,7 @@ from typing import Any
 import pytest
 from conftest import MANAGER_DIR
 from memory_text_test import SECRETS
+from mm_snapshot import STAMP_LEN
 from support import (
     FAULT_SESSION,
     LOADER,
@@ -246,7 +247,7 @@ def test_sigkill_save_campaign(tmp_path: Path) -> None:
             shown = "\n".join(lines[3:])
             meta = front_matter(shown)
             assert isinstance(meta, dict), "load-last showed no snapshot"
-            on_disk = {s.name[:16] for s in snapshot_files(memory)}
+            on_disk = {s.name[:STAMP_LEN] for s in snapshot_files(memory)}
             assert str(meta.get("session")) in on_disk, f"load-last showed {meta.get('session')}"
             assert [ln for ln in shown.split("\n") if ln.startswith("## ")] == SECTIONS
             load_last_checks += 1
@@ -441,7 +442,7 @@ def test_eight_writers_fifty_saves_with_readers(tmp_path: Path) -> None:
     by_session: dict[str, list[list[str]]] = {}
     for d in done:
         by_session.setdefault(d[0], []).append(d)
-    files = {p.name[:16]: p for p in snapshot_files(memory)}
+    files = {p.name[:STAMP_LEN]: p for p in snapshot_files(memory)}
     assert set(files) == set(by_session), (sorted(files), sorted(by_session))
     for session, writes in by_session.items():
         text = files[session].read_text(encoding="utf-8")
@@ -455,7 +456,7 @@ def test_eight_writers_fifty_saves_with_readers(tmp_path: Path) -> None:
         approved = meta["checkpoints-approved"]
         assert set(approved) >= {w[2] for w in writes}, f"{session}: approvals lost"
         assert len(approved) == len(set(approved)), f"{session}: duplicate approvals"
-    leftovers = sorted(p.name for p in memory.iterdir() if p.name[:16] not in files)
+    leftovers = sorted(p.name for p in memory.iterdir() if p.name[:STAMP_LEN] not in files)
     reads = sum(r["reads"] for r in reader_results)
     raw_reads = sum(r["raw_reads"] for r in reader_results)
     bad = [b for r in reader_results for b in r["bad"]]

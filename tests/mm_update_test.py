@@ -6,7 +6,7 @@ from typing import Any
 import mm_snapshot
 import mm_update
 import pytest
-from mm_snapshot import Decision, Snapshot
+from mm_snapshot import MAX_PROJECT_CHARS, Decision, Snapshot
 
 BASE = {"project_name": "p", "session_timestamp": "2026-05-01-14-30"}
 T0 = datetime(2026, 5, 1, 14, 35, tzinfo=timezone.utc)
@@ -38,7 +38,10 @@ INVALID: list[tuple[dict[str, Any], str]] = [
     ({"project_name": "a b"}, f"project_name must be {NAME_FORM} (got 'a b')"),
     ({"project_name": "café"}, f"project_name must be {NAME_FORM} (got 'café')"),
     ({"project_name": "p\n"}, f"project_name must be {NAME_FORM} (got 'p\\n')"),
-    ({"project_name": "a" * 65}, f"project_name must be {NAME_FORM} (got '{'a' * 56}...)"),
+    (
+        {"project_name": "a" * (MAX_PROJECT_CHARS + 1)},
+        f"project_name must be {NAME_FORM} (got '{'a' * 56}...)",
+    ),
     (
         {"project_name": "ghp_" + "a" * 36},
         "project_name looks like a secret; use a plain project name",
@@ -180,10 +183,13 @@ INVALID: list[tuple[dict[str, Any], str]] = [
         {**BASE, "target_platforms": ["a", ["b"]]},
         "target_platforms[1] must be a string, a number, true/false or a list of them (got array)",
     ),
-    ({**BASE, "notes_extra": "x" * 1001}, "notes_extra is over 1000 characters; keep it short"),
-    ({**BASE, "tags": list(range(51))}, "tags has over 50 items"),
     (
-        {**BASE, **{f"own_{i}": i for i in range(21)}},
+        {**BASE, "notes_extra": "x" * (mm_update.MAX_EXTRA_TEXT + 1)},
+        "notes_extra is over 1000 characters; keep it short",
+    ),
+    ({**BASE, "tags": list(range(mm_update.MAX_EXTRA_ITEMS + 1))}, "tags has over 50 items"),
+    (
+        {**BASE, **{f"own_{i}": i for i in range(mm_update.MAX_EXTRA_FIELDS + 1)}},
         "more than 20 own fields; keep the snapshot small",
     ),
 ]
@@ -219,7 +225,7 @@ def test_ids_fit_a_checkpoint_per_64_character_entity() -> None:
     update = mm_update.parse_input({**BASE, "last_checkpoint": f"CP-S3-{entity}"})
     assert update.last_checkpoint == f"CP-S3-{entity}" and len(entity) == 64
     with pytest.raises(mm_snapshot.InvalidField, match="at most 96 characters"):
-        mm_update.parse_input({**BASE, "last_checkpoint": "C" * 97})
+        mm_update.parse_input({**BASE, "last_checkpoint": "C" * (mm_update.MAX_ID_CHARS + 1)})
 
 
 @pytest.mark.parametrize(("data", "message"), INVALID)

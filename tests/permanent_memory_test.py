@@ -16,6 +16,7 @@ from typing import Any
 import memory_text
 import permanent_memory
 import pm_cache
+import pm_limits
 import pytest
 import support
 from conftest import LOADER_DIR, ROOT
@@ -786,7 +787,7 @@ def test_loader_main_any_file(monkeypatch: Any) -> None:
                 ),
                 st.binary(max_size=2000),
             ),
-            st.integers(min_value=40, max_value=400),
+            st.integers(min_value=pm_limits.MIN_HARD_CAP, max_value=400),
         )
         def prop(data: bytes, cap: int) -> None:
             target.write_bytes(data)
@@ -799,7 +800,7 @@ def test_loader_main_any_file(monkeypatch: Any) -> None:
                     "--hard-cap",
                     str(cap),
                     "--target",
-                    str(min(cap, 120)),
+                    str(min(cap, pm_limits.TOKEN_TARGET)),
                 ],
             )
             assert "Traceback" not in res.err

@@ -16,6 +16,7 @@ from typing import Any
 import pm_limits
 import pytest
 from conftest import ROOT
+from support import HOOK_LIMIT
 
 PLUGIN_JSON = ROOT / ".claude-plugin" / "plugin.json"
 MARKETPLACE_JSON = ROOT / ".claude-plugin" / "marketplace.json"
@@ -199,7 +200,7 @@ def test_hook_commands_run_through_a_shell(
         check=False,
     )
     assert result.returncode == 0, result.stderr
-    assert len(result.stdout) <= 10_000
+    assert len(result.stdout) <= HOOK_LIMIT
 
 
 def test_budget_options_are_the_loaders_limits() -> None:

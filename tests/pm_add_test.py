@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+import pm_add
 import pm_parse
 import pm_tokens
 import pm_write_epic
@@ -343,7 +344,7 @@ def test_add_refuses_invalid_input(loader: Any, tmp_path: Path, data: object, me
             "quotes: line 1 column 2 (char 1)",
         ),
         (b"\xff{}", "--input: not UTF-8 (byte 0)"),
-        ("[" * 10 + " " * (1024 * 1024), "--input: over 1024 KiB; an epic is a summary"),
+        ("[" * 10 + " " * pm_add.MAX_INPUT_BYTES, "--input: over 1024 KiB; an epic is a summary"),
         ("[" * 100000, "--input: not valid JSON: nested too deeply"),
     ],
 )
@@ -439,7 +440,7 @@ def test_an_epic_over_500_tokens_loses_its_lowest_confidence_items(
         "items, lowest confidence first: tentative[0] (0.80), decisions[1] (0.80)\n"
     )
     text = memory_file(tmp_path).read_text()
-    assert count(text) <= 500
+    assert count(text) <= pm_write_epic.MAX_EPIC_TOKENS
     [epic] = pm_parse.parse_permanent(text)
     assert [len(s.entries) for s in epic.subsections] == [2, 1, 0, 0, 0]
     assert result.out == f"added A-1 to {memory_file(tmp_path)} ({count(text)} tokens)\n"

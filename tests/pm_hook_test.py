@@ -8,6 +8,7 @@ from typing import Any
 import pm_cache
 import pm_hook
 import pytest
+from pm_limits import HARD_CAP, STALE_DAYS, TOKEN_TARGET
 from pm_render import STAMP
 from support import (
     HOOK_LIMIT,
@@ -25,6 +26,8 @@ from support import (
 SEED = (
     Path(__file__).resolve().parent / "cases" / "seed-example" / "permanent_memory.md"
 ).read_bytes()
+
+DEFAULTS = (TOKEN_TARGET, HARD_CAP, STALE_DAYS)  # the plugin options' defaults
 
 
 @pytest.mark.parametrize(
@@ -67,12 +70,20 @@ def test_parse_hook_json_agrees_with_the_json_package() -> None:
 @pytest.mark.parametrize(
     ("value", "expected", "note"),
     [
-        (None, 120, ""),
-        ("", 120, ""),
+        (None, TOKEN_TARGET, ""),
+        ("", TOKEN_TARGET, ""),
         ("150", 150, ""),
         (" 90 ", 90, ""),
-        ("0", 120, "ignoring CLAUDE_PLUGIN_OPTION_TOKEN_TARGET='0' (want a whole number >= 1)"),
-        ("1e3", 120, "ignoring CLAUDE_PLUGIN_OPTION_TOKEN_TARGET='1e3' (want a whole number >= 1)"),
+        (
+            "0",
+            TOKEN_TARGET,
+            "ignoring CLAUDE_PLUGIN_OPTION_TOKEN_TARGET='0' (want a whole number >= 1)",
+        ),
+        (
+            "1e3",
+            TOKEN_TARGET,
+            "ignoring CLAUDE_PLUGIN_OPTION_TOKEN_TARGET='1e3' (want a whole number >= 1)",
+        ),
     ],
 )
 def test_int_option(
@@ -86,9 +97,9 @@ def test_int_option(
         monkeypatch.delenv("CLAUDE_PLUGIN_OPTION_TOKEN_TARGET", raising=False)
     else:
         monkeypatch.setenv("CLAUDE_PLUGIN_OPTION_TOKEN_TARGET", value)
-    assert pm_hook.int_option("TOKEN_TARGET", 120, 1) == expected
+    assert pm_hook.int_option("TOKEN_TARGET", TOKEN_TARGET, 1) == expected
     err = capsys.readouterr().err
-    assert err == (f"permanent-memory hook: {note}; using 120\n" if note else "")
+    assert err == (f"permanent-memory hook: {note}; using {TOKEN_TARGET}\n" if note else "")
 
 
 @pytest.mark.parametrize(
@@ -116,7 +127,7 @@ def test_render_and_store_writes_an_entry_the_hit_path_accepts(tmp_path: Path) -
     block, status = pm_hook.render_and_store(
         SEED,
         len(SEED),
-        (120, 200, 1000),
+        (TOKEN_TARGET, HARD_CAP, 1000),
         str(slot),
         "key-1",
     )
@@ -127,7 +138,7 @@ def test_render_and_store_writes_an_entry_the_hit_path_accepts(tmp_path: Path) -
 
 
 def test_render_and_store_without_a_cache(tmp_path: Path) -> None:
-    block, _status = pm_hook.render_and_store(SEED, len(SEED), (120, 200, 90), "", "")
+    block, _status = pm_hook.render_and_store(SEED, len(SEED), DEFAULTS, "", "")
     assert block.startswith(STAMP)
     assert list(tmp_path.iterdir()) == []
 
@@ -138,7 +149,7 @@ def test_render_and_store_reports_an_unwritable_cache(
     blocker = tmp_path / "file"
     blocker.write_text("")
     slot = blocker / "blocks" / "slot.txt"
-    block, _status = pm_hook.render_and_store(SEED, len(SEED), (120, 200, 90), str(slot), "k")
+    block, _status = pm_hook.render_and_store(SEED, len(SEED), DEFAULTS, str(slot), "k")
     assert block.startswith(STAMP)
     assert capsys.readouterr().err.startswith(
         f"permanent-memory hook: cannot write the cache in {slot.parent}: "

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pm_load
 import pytest
-from pm_render import STAMP, Budget
+from pm_limits import HARD_CAP, STALE_DAYS, TOKEN_TARGET
+from pm_render import SKIP_TOKENS, STAMP, Budget
 from pm_tokens import Tokenizer
 
 CASES = Path(__file__).resolve().parent / "cases"
@@ -48,17 +49,17 @@ def test_a_file_under_8000_tokens_is_counted_and_loaded() -> None:
         f"## Epic: E-{i} \u2014 intent {i}\n### Gotchas discovered\n- gotcha {i}\n".encode()
         for i in range(300)
     )
-    assert 8000 < len(data) < 32000
+    assert SKIP_TOKENS < len(data) < 4 * SKIP_TOKENS  # a byte count alone would skip it
     summary = pm_load.summarise(data, len(data), Budget(), Tokenizer(), NOW)
     assert not summary.skipped and summary.block.level == "IDS"
-    assert summary.file_tokens == Tokenizer().count(pm_load.decode(data)) < 8000
+    assert summary.file_tokens == Tokenizer().count(pm_load.decode(data)) < SKIP_TOKENS
 
 
 def test_a_file_over_8000_tokens_is_skipped_counting_only_the_start() -> None:
     tokenizer = Recording()
     summary = pm_load.summarise(BIG, len(BIG), Budget(), tokenizer, NOW)
     assert summary.skipped and summary.epics == []
-    assert summary.file_tokens is not None and 8000 < summary.file_tokens
+    assert summary.file_tokens is not None and SKIP_TOKENS < summary.file_tokens
     assert sum(tokenizer.counted) < len(BIG)  # stopped before the end
     assert summary.file_tokens < Tokenizer().count(pm_load.decode(BIG))
     assert summary.block.text == (
@@ -92,16 +93,20 @@ def test_the_estimate_widens_only_the_epic_line_limit() -> None:
     assert pm_load.line_budget(Budget(), exact) == Budget()
     assert pm_load.line_budget(Budget(), estimate) == Budget(epic_line_tokens=80)
     summary = pm_load.summarise(SEED, len(SEED), Budget(), estimate, NOW)
-    assert summary.budget.epic_line_tokens == 80 and summary.budget.hard_cap == 200
-    assert len(summary.block.text.encode()) <= 200
+    assert summary.budget.epic_line_tokens == 80 and summary.budget.hard_cap == HARD_CAP
+    assert len(summary.block.text.encode()) <= HARD_CAP
 
 
 def test_hook_block_uses_the_clock_and_the_options() -> None:
-    text, status, estimate_reason = pm_load.hook_block(SEED, len(SEED), 120, 200, 1)
+    text, status, estimate_reason = pm_load.hook_block(SEED, len(SEED), TOKEN_TARGET, HARD_CAP, 1)
     assert estimate_reason == ""  # the venv has an exact counter
     assert text.startswith(f"{STAMP}\n(>1d may be outdated) Epic FEAT-007 (JWT auth):\n")
     assert status.startswith("2 epics, ") and status.endswith(" tokens, 2 stale")
-    assert pm_load.hook_block(b"no epics here\n", 14, 120, 200, 90) == ("", "", "")
+    assert pm_load.hook_block(b"no epics here\n", 14, TOKEN_TARGET, HARD_CAP, STALE_DAYS) == (
+        "",
+        "",
+        "",
+    )
 
 
 def test_hook_status_says_what_the_block_holds() -> None:

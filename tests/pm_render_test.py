@@ -9,13 +9,24 @@ import unicodedata
 from collections.abc import Callable
 from datetime import datetime, timezone
 
+import pm_limits
 import pm_render
 import pm_tokens
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from pm_parse import parse_permanent
-from pm_render import STAMP, Budget, cut_line, epic_line, fits, render_block, render_skipped
+from pm_render import (
+    MAX_LINE_CHARS,
+    STAMP,
+    Budget,
+    cut_line,
+    epic_line,
+    fits,
+    render_block,
+    render_skipped,
+)
+from support import HOOK_LIMIT
 
 NOW = datetime(2026, 6, 1, tzinfo=timezone.utc)
 STAMP_LOOKALIKE = re.compile(r"\[[^\[\]\n]*\|\s*trust\s*:[^\[\]\n]*\]", re.IGNORECASE)
@@ -339,7 +350,7 @@ def test_ids_level_with_every_id_says_so() -> None:
 def test_ids_wrap_at_120_characters() -> None:
     epics = parse_permanent("".join(f"## Epic: EPIC-NUMBER-{i:04d}\n" for i in range(40)))
     text = pm_render._ids_block(epics, 40)
-    assert max(len(line) for line in text.splitlines()) <= 120
+    assert max(len(line) for line in text.splitlines()) <= MAX_LINE_CHARS
     assert re.findall(r"EPIC-NUMBER-\d+", text) == [f"EPIC-NUMBER-{i:04d}" for i in range(40)]
 
 
@@ -385,6 +396,12 @@ def test_fits_shortcuts() -> None:
     assert not fits("word " * 10, 5, lambda t: 6)
 
 
+def test_the_documented_numbers() -> None:
+    # What the skill promises, written out once here; every other test imports the constants.
+    assert Budget()[:3] == (120, 200, 90)  # target, hard cap, stale days
+    assert (pm_render.MAX_LINE_CHARS, pm_render.SKIP_TOKENS, HOOK_LIMIT) == (120, 8000, 10_000)
+
+
 def test_cut_line() -> None:
     assert cut_line("x" * 120) == "x" * 120
     assert cut_line("x" * 121) == "x" * 119 + "…"
@@ -406,10 +423,10 @@ def test_epic_line_trims_the_intent_first_then_the_id(real: Callable[[str], int]
     [epic] = parse_permanent(f"## Epic: FEAT-7 — {intent}\n")
     line = epic_line(epic, NOW, Budget(), real)
     assert line.startswith("Epic FEAT-7 (word0 word1") and line.endswith("…):")
-    assert real(line) <= 20
+    assert real(line) <= pm_limits.EPIC_LINE_TOKENS
     # The longest intent that fits: one more character would not.
     shown = line[len("Epic FEAT-7 (") : -len("):")]
-    assert real(f"Epic FEAT-7 ({cut_line(intent, len(shown) + 1)}):") > 20
+    assert real(f"Epic FEAT-7 ({cut_line(intent, len(shown) + 1)}):") > pm_limits.EPIC_LINE_TOKENS
     [long_id] = parse_permanent("## Epic: " + "IDPART" * 20 + " — intent\n")
     id_line = epic_line(long_id, NOW, Budget(epic_line_tokens=8), real)
     assert id_line.startswith("Epic IDPART") and id_line.endswith("…:")
@@ -505,20 +522,20 @@ memory_texts = st.lists(
 budgets = st.builds(
     lambda target, hard_cap, stale_days: Budget(target, hard_cap, stale_days),
     st.integers(1, 300),
-    st.integers(40, 300),
+    st.integers(pm_limits.MIN_HARD_CAP, 300),
     st.integers(1, 400),
 )
 
 
 def check_block(text: str, hard_cap: int, count: Callable[[str], int]) -> None:
     assert count(text) <= hard_cap
-    assert len(text) < 10_000
+    assert len(text) < HOOK_LIMIT
     if not text:
         return
     lines = text.split("\n")
     assert lines[0] == STAMP and lines[-1] == ""
     for line in lines[1:-1]:
-        assert 0 < len(line) <= 120
+        assert 0 < len(line) <= MAX_LINE_CHARS
         assert not CONTROL.search(line), repr(line)
         assert not STAMP_LOOKALIKE.search(line), repr(line)
         assert not re.search(r"<[!?A-Za-z/]", line), repr(line)
@@ -532,7 +549,7 @@ def test_never_raises_never_over_the_hard_cap_real_encoding(text: str, budget: B
     check_block(block.text, budget.hard_cap, count)
     for level_text in block.levels.values():
         for line in level_text.split("\n"):
-            assert len(line) <= 120
+            assert len(line) <= MAX_LINE_CHARS
     for epic in parse_permanent(text):
         assert count(epic_line(epic, NOW, budget, count)) <= budget.epic_line_tokens
 
@@ -580,7 +597,9 @@ def structured_files(draw: st.DrawFn) -> str:
 
 
 fill_budgets = st.builds(
-    lambda target, hard_cap: Budget(target, hard_cap), st.integers(1, 250), st.integers(40, 300)
+    lambda target, hard_cap: Budget(target, hard_cap),
+    st.integers(1, 250),
+    st.integers(pm_limits.MIN_HARD_CAP, 300),
 )
 
 

@@ -29,6 +29,7 @@ from typing import NamedTuple
 
 import pytest
 from conftest import LOADER_DIR, ROOT
+from pm_limits import HARD_CAP, TOKEN_TARGET
 from support import clean_env, git_env
 
 README = ROOT / "README.md"
@@ -283,8 +284,8 @@ def test_demo_memory_degrades_to_l2_at_the_default_budget(now: str) -> None:
     report = json.loads(result.stdout)
     levels = {name: level["tokens"] for name, level in report["levels"].items()}
     assert report["level"] == "L2", levels
-    assert min(levels[name] for name in ("L0", "L1", "L2", "L3")) > 120, levels
-    assert levels["L2"] <= 200, levels
+    assert min(levels[name] for name in ("L0", "L1", "L2", "L3")) > TOKEN_TARGET, levels
+    assert levels["L2"] <= HARD_CAP, levels
 
 
 def test_readme_sample_of_the_demo_output_is_true_on_its_date() -> None:

@@ -39,6 +39,7 @@ SESSION_STAMP = "[session-memory | trust:file]"
 # once conftest has put the skill folders on sys.path: subprocesses import this module too.
 HARD_CAP = importlib.import_module("pm_render").Budget().hard_cap
 HOOK_LIMIT = importlib.import_module("pm_hook").HOOK_MAX_CHARS
+LINE_LIMIT = importlib.import_module("pm_render").MAX_LINE_CHARS
 MANAGER_HOOK_LIMIT = importlib.import_module("mm_render").HOOK_LIMIT
 NOW = "2026-06-01T00:00:00Z"
 SNAP_NOW = "2026-01-04T12:00:00Z"
@@ -552,9 +553,9 @@ def block_problems(block: str, stamp: str, *, check_lines: bool = True) -> list[
     if bad:
         problems.append(f"control/invisible characters: {sorted(set(bad))[:8]}")
     if check_lines:
-        long = [ln for ln in lines if len(ln) > 120]
+        long = [ln for ln in lines if len(ln) > LINE_LIMIT]
         if long:
-            problems.append(f"{len(long)} line(s) over 120 characters")
+            problems.append(f"{len(long)} line(s) over {LINE_LIMIT} characters")
     return problems
 
 
