@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
-import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -23,11 +21,11 @@ from pm_render import Budget
 from support import (
     ALLOWED_KEYS,
     LOADER,
-    TIMEOUT,
     blocks,
     clean_env,
     front_matter,
     memory_file,
+    run,
     run_command,
 )
 
@@ -163,33 +161,20 @@ def test_writing_md_example_records_an_epic_in_one_call(tmp_path: Path, form: st
     [heredoc] = [block for block in blocks(markdown, "bash") if form in block]
     env = clean_env()
     env.update(CLAUDE_PROJECT_DIR=str(tmp_path))
-    added = subprocess.run(
-        ["bash", "-c", _in_skill_dir(heredoc)],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
-    assert added.returncode == 0, added.stderr
-    assert added.stderr == ""
+    added = run_command(["bash", "-c", _in_skill_dir(heredoc)], env=env)
+    assert added.code == 0, added.err
+    assert added.err == ""
     path = memory_file(tmp_path)
     written = path.read_text()
     count, _engine, _source = pm_tokens.load_exact_counter()
-    assert added.stdout == f"added FEAT-007 to {path} ({count(written)} tokens)\n"
+    assert added.out == f"added FEAT-007 to {path} ({count(written)} tokens)\n"
     [shown] = re.findall(r"```markdown\n(.*?)```", markdown, flags=re.DOTALL)
     completed = re.search(r" completed=(\S+) -->", written)
     assert completed is not None
     assert written == shown.replace("2026-05-15T14:00:00Z", completed.group(1))
     [block] = re.findall(r"```text\n(.*?)```", markdown, flags=re.DOTALL)
-    loaded = subprocess.run(
-        [sys.executable, str(LOADER), "load", "--project-dir", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=True,
-    )
-    assert loaded.stdout == block
+    loaded = run(LOADER, ["load", "--project-dir", str(tmp_path)], env=env)
+    assert (loaded.code, loaded.out) == (0, block), loaded.err
 
 
 def test_writing_md_commands_run(tmp_path: Path) -> None:
@@ -208,16 +193,9 @@ def test_writing_md_commands_run(tmp_path: Path) -> None:
     env = clean_env()
     env.update(CLAUDE_PROJECT_DIR=str(tmp_path))
     for line in lines:
-        result = subprocess.run(
-            ["bash", "-c", _in_skill_dir(line)],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT,
-            check=False,
-        )
-        assert result.returncode == 0, (line, result.stderr)
-    assert "max 8000" in result.stdout
+        result = run_command(["bash", "-c", _in_skill_dir(line)], env=env)
+        assert result.code == 0, (line, result.err)
+    assert "max 8000" in result.out
 
 
 def test_writing_md_states_the_code_s_numbers() -> None:

@@ -28,7 +28,6 @@ from support import (
     EST,
     LOADER_FRAGMENTS,
     LOADER_STAMP,
-    TIMEOUT,
     Result,
     assert_no_traceback,
     block_problems,
@@ -593,24 +592,15 @@ def test_runs_from_a_copied_skill_folder_in_another_directory(tmp_path: Path) ->
     env["CLAUDE_PROJECT_DIR"] = str(project)
     script = copy / "scripts" / "permanent_memory.py"
     results = [
-        subprocess.run(
-            [sys.executable, str(script), *args],
-            input=stdin,
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT,
-            check=False,
-        )
+        run(args, stdin=stdin, env=env, cwd=tmp_path, script=script)
         for args, stdin in (
-            (["add", "--input", "-", *EST], json.dumps({"id": "A-1", "intent": "x"})),
-            (["check", *EST], ""),
-            (["archive", "--max-tokens", "10", "--now", "2026-11-29T12:00:00Z", *EST], ""),
+            (["add", "--input", "-", *EST], json.dumps({"id": "A-1", "intent": "x"}).encode()),
+            (["check", *EST], b""),
+            (["archive", "--max-tokens", "10", "--now", "2026-11-29T12:00:00Z", *EST], b""),
         )
     ]
-    assert [r.returncode for r in results] == [0, 0, 0], [r.stderr for r in results]
-    assert results[2].stdout.startswith("moved A-1 ")
+    assert [r.code for r in results] == [0, 0, 0], [r.err for r in results]
+    assert results[2].out.startswith("moved A-1 ")
     assert (project / ".claude" / "memory" / "archive" / "2026-11-29.md").exists()
 
 
@@ -685,27 +675,12 @@ def test_commands_are_handed_to_their_module(tmp_path: Path) -> None:
     (skill / "scripts" / "pm_archive.py").write_text(
         "HELP = ''\ndef main(argv):\n    print('archive', argv)\n    return 3\n"
     )
-    result = subprocess.run(
-        [sys.executable, str(skill / "scripts" / "permanent_memory.py"), "archive", "--keep", "5"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert (result.returncode, result.stdout, result.stderr) == (
-        3,
-        "archive ['--keep', '5']\n",
-        "",
-    )
-    helped = subprocess.run(
-        [sys.executable, str(skill / "scripts" / "permanent_memory.py"), "--help"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
-    assert "load (default), hook, inspect, show, doctor, add, archive, check" in helped.stdout
-    assert set(permanent_memory.COMMANDS) | {"hook"} == set(epilog_commands(helped.stdout))
+    script = skill / "scripts" / "permanent_memory.py"
+    result = run(["archive", "--keep", "5"], script=script)
+    assert (result.code, result.out, result.err) == (3, "archive ['--keep', '5']\n", "")
+    helped = run(["--help"], script=script)
+    assert "load (default), hook, inspect, show, doctor, add, archive, check" in helped.out
+    assert set(permanent_memory.COMMANDS) | {"hook"} == set(epilog_commands(helped.out))
 
 
 def epilog_commands(help_text: str) -> list[str]:
@@ -725,40 +700,21 @@ def test_installed_package_runs_the_same_code(
         "from project_memory_loader import permanent_memory\n"
         "raise SystemExit(permanent_memory.main(sys.argv[1:]))\n"
     )
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            code,
-            "load",
-            "--project-dir",
-            str(project),
-            "--now",
-            "2026-06-01T00:00:00Z",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        cwd=str(project),
-    )
-    assert (result.returncode, result.stdout, result.stderr) == (0, SEED_BLOCK, "")
-    hooked = subprocess.run(
+    load = ["load", "--project-dir", str(project), "--now", "2026-06-01T00:00:00Z"]
+    result = support.run_command([sys.executable, "-c", code, *load], env=os.environ, cwd=project)
+    assert (result.code, result.out, result.err) == (0, SEED_BLOCK, "")
+    hooked = support.run_command(
         [sys.executable, "-c", code, "hook"],
-        input='{"hook_event_name": "SessionStart"}',
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-        cwd=str(project),
+        stdin=b'{"hook_event_name": "SessionStart"}',
+        cwd=project,
         env={
             "PATH": "/usr/bin:/bin",
             "HOME": str(project.parent / "home"),
             "CLAUDE_PLUGIN_DATA": str(project.parent / "data"),
         },
     )
-    assert hooked.returncode == 0 and hooked.stderr == ""
-    output = json.loads(hooked.stdout)["hookSpecificOutput"]
+    assert hooked.code == 0 and hooked.err == ""
+    output = json.loads(hooked.out)["hookSpecificOutput"]
     assert output["hookEventName"] == "SessionStart"
     assert output["additionalContext"].startswith("[permanent-memory | trust:file]\n")
 

@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 import pytest
 from conftest import LOADER_DIR, MANAGER_DIR, ROOT
-from support import clean_env
+from support import clean_env, run_command
 
 DEMO = ROOT / "examples" / "demo-project"
 NOW = "2026-11-29T12:00:00Z"
@@ -91,17 +91,8 @@ def _run(cmd: Sequence[str | Path], cwd: Path) -> tuple[int, str, str]:
     env = clean_env()
     env["NO_COLOR"] = "1"
     env["XDG_CACHE_HOME"] = str(cwd / "cache")  # doctor probes the cache dir
-    result = subprocess.run(
-        [str(c) for c in cmd],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=TIMEOUT,
-        check=False,
-    )
-    return result.returncode, result.stdout, result.stderr
+    result = run_command(cmd, env=env, cwd=cwd, timeout=TIMEOUT)
+    return result.code, result.out, result.err
 
 
 CASES = [

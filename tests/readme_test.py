@@ -30,7 +30,7 @@ from typing import NamedTuple
 import pytest
 from conftest import LOADER_DIR, ROOT
 from pm_limits import HARD_CAP, TOKEN_TARGET
-from support import clean_env, git_env
+from support import clean_env, git_env, run_command
 
 README = ROOT / "README.md"
 PAGES = [
@@ -410,17 +410,9 @@ def test_demo_readme_add_load_archive(tmp_path: Path) -> None:
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     for example in examples:
         command = example.command.replace("/tmp/billing-api", str(scratch))
-        result = subprocess.run(
-            ["bash", "-c", command],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT,
-            check=False,
-        )
-        assert result.returncode == 0, (example.line, result.stderr)
+        result = run_command(["bash", "-c", command], env=env, cwd=ROOT, timeout=TIMEOUT)
+        assert result.code == 0, (example.line, result.err)
         expected = [line.replace("/tmp/billing-api", str(scratch)) for line in example.expected]
-        assert output_matches(expected, result.stdout.splitlines()), (example.line, result.stdout)
+        assert output_matches(expected, result.out.splitlines()), (example.line, result.out)
     assert _tree_digest(DEMO) == before
     assert (scratch / ".claude" / "memory" / "archive" / "2026-11-29.md").exists()
