@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pm_load
 import pm_report
-from pm_render import LEVELS, Budget
+from pm_render import LEVELS, SKIP_TOKENS, Budget
 from pm_tokens import Tokenizer
 
 CASES = Path(__file__).resolve().parent / "cases"
@@ -79,7 +79,7 @@ def test_json_and_tables_for_a_skipped_file() -> None:
         {},
         [],
     )
-    assert data["file_tokens"] > 8000
+    assert data["file_tokens"] > SKIP_TOKENS
     text = pm_report.explain_text(summary, CONTEXT, tokenizer.count)
     assert text.splitlines()[0] == "file: memory.md (60,732 bytes, skipped)"
     assert text.splitlines()[-1] == (
