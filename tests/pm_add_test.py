@@ -63,20 +63,25 @@ def test_add_writes_the_golden_v2_epic(loader: Any, tmp_path: Path) -> None:
     assert checked.code == 0 and checked.out.endswith(": 0 errors, 0 warnings\n")
 
 
+def add_golden_v1(project: Path, *extra: str) -> list[str]:
+    """add's arguments for the add-epic case, in the v1 form (--schema 1)."""
+    path = CASES / "add-epic" / "input.json"
+    return [
+        "add",
+        "--project-dir",
+        str(project),
+        "--input",
+        str(path),
+        "--schema",
+        "1",
+        *EST,
+        *extra,
+    ]
+
+
 def test_add_writes_the_golden_epic(loader: Any, tmp_path: Path) -> None:
     case = CASES / "add-epic"
-    result = loader(
-        [
-            "add",
-            "--project-dir",
-            str(tmp_path),
-            "--input",
-            str(case / "input.json"),
-            "--schema",
-            "1",
-            *EST,
-        ]
-    )
+    result = loader(add_golden_v1(tmp_path))
     path = memory_file(tmp_path)
     golden = (case / "permanent_memory.md").read_text(encoding="utf-8")
     assert result.code == 0, result.err
@@ -124,20 +129,7 @@ def test_the_golden_epic_loads_as_laid_out() -> None:
 
 def test_add_json_output(loader: Any, tmp_path: Path) -> None:
     case = CASES / "add-epic"
-    result = loader(
-        [
-            "add",
-            "--project-dir",
-            str(tmp_path),
-            "--input",
-            str(case / "input.json"),
-            "--schema",
-            "1",
-            *EST,
-            "--format",
-            "json",
-        ]
-    )
+    result = loader(add_golden_v1(tmp_path, "--format", "json"))
     golden = (case / "permanent_memory.md").read_text(encoding="utf-8")
     assert result.code == 0
     assert json.loads(result.out) == {
