@@ -221,7 +221,8 @@ _KEPT_NAME_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(
         r"(?i)((?<=[?&;])(?:x-amz-signature|x-amz-credential|x-amz-security-token"
         r"|x-goog-signature|x-goog-credential|signature|sig|token|access_token|refresh_token"
-        r"|id_token|api_key|apikey|key|client_secret|secret|password|auth)=)([^&\s#\"'<>]+)"
+        r"|id_token|api_key|apikey|key|client_secret|secret|password|auth)=)"
+        r"(?!\[REDACTED\])([^&\s#\"'<>]+)"  # a value redacted before stays as it is
     ),
 )
 # `password=...`, `api_key: ...`, `"client_secret": "..."`, `export DB_PASS='...'`, TOML
