@@ -28,6 +28,7 @@ from support import (
     hostile_save_input,
     module,
     output_problems,
+    run_command,
     save_and_drop_input,
     snapshot_files,
 )
@@ -183,16 +184,10 @@ def test_the_hook_keeps_its_bytecode_under_pythondontwritebytecode(tmp_path: Pat
     env = env_for(tmp_path, project)
     payload = json.dumps({"hook_event_name": "SessionStart", "cwd": str(project)})
     for script in ("ski-memory-manager/scripts/memory_manager.py",):
-        done = subprocess.run(
-            [sys.executable, str(skills / script), "hook"],
-            input=payload,
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=60,
-            check=False,
+        done = run_command(
+            [sys.executable, skills / script, "hook"], env=env, stdin=payload.encode()
         )
-        assert done.returncode == 0 and done.stdout
+        assert done.code == 0 and done.out
     cached = sorted(p.name.split(".")[0] for p in skills.rglob("__pycache__/*.pyc"))
     assert {"mm_hook", "mm_resume", "mm_render", "pm_hook", "pm_cache", "pm_file"} <= set(cached), (
         cached

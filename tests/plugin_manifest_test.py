@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,7 +15,7 @@ from typing import Any
 import pm_limits
 import pytest
 from conftest import ROOT
-from support import HOOK_LIMIT
+from support import HOOK_LIMIT, run_command
 
 PLUGIN_JSON = ROOT / ".claude-plugin" / "plugin.json"
 MARKETPLACE_JSON = ROOT / ".claude-plugin" / "marketplace.json"
@@ -189,18 +188,15 @@ def test_hook_commands_run_through_a_shell(
         "CLAUDE_PROJECT_DIR": str(project),
         "CLAUDE_PLUGIN_DATA": str(tmp_path / "data"),
     }
-    result = subprocess.run(
+    result = run_command(
         ["sh", "-c", command],
-        input=json.dumps(hook_input),
-        capture_output=True,
-        text=True,
         env=env,
+        stdin=json.dumps(hook_input).encode(),
         cwd=project,
         timeout=30,
-        check=False,
     )
-    assert result.returncode == 0, result.stderr
-    assert len(result.stdout) <= HOOK_LIMIT
+    assert result.code == 0, result.err
+    assert len(result.out) <= HOOK_LIMIT
 
 
 def test_budget_options_are_the_loaders_limits() -> None:

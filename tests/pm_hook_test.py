@@ -21,6 +21,7 @@ from support import (
     hook_fuzz,
     hook_payload,
     run,
+    run_command,
 )
 
 SEED = (
@@ -213,23 +214,18 @@ def test_loader_hook_stdin_subprocess(tmp_path: Path) -> None:
 def test_a_fresh_interpreter_reports_input_that_is_not_json(tmp_path: Path) -> None:
     # Where json.decoder is not loaded, the C scanner fails on bad input with a SystemError on
     # Python 3.11; the hook still says what is wrong, not that it broke.
-    import subprocess
     import sys
 
     from conftest import LOADER_DIR
 
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "CLAUDE_PROJECT_DIR": str(tmp_path)}
     for text in ("{", "[1", "nope"):
-        done = subprocess.run(
-            [sys.executable, str(LOADER_DIR / "permanent_memory.py"), "hook"],
-            input=text,
-            capture_output=True,
-            text=True,
+        done = run_command(
+            [sys.executable, LOADER_DIR / "permanent_memory.py", "hook"],
             env=env,
-            timeout=60,
-            check=False,
+            stdin=text.encode(),
         )
-        assert (done.returncode, done.stdout, done.stderr) == (
+        assert (done.code, done.out, done.err) == (
             0,
             "",
             "permanent-memory hook: stdin is not Claude Code hook JSON; nothing emitted\n",

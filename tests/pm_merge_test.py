@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 import pm_merge
 import pytest
 from hypothesis import given, settings
@@ -12,6 +10,7 @@ from pm_merge import merge_items, merge_permanent
 from pm_parse import parse_permanent
 from pm_render import Budget
 from pm_write_check import ERROR, check_text
+from support import estimate
 
 HEAD = "# Permanent memory\n\nNotes for the team.\n"
 
@@ -36,10 +35,6 @@ def join(*parts: str) -> str:
 
 def ids(text: str) -> list[str]:
     return [e.epic_id for e in parse_permanent(text)]
-
-
-def estimate(text: str) -> int:
-    return math.ceil(len(text.encode("utf-8")) / 4)
 
 
 def errors(text: str) -> list[str]:

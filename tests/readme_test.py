@@ -323,19 +323,10 @@ def test_readme_sample_of_the_demo_output_is_true_on_its_date() -> None:
 def test_first_command_shows_both_blocks() -> None:
     assert EXAMPLES[0].command == DEMO_COMMAND
     env = clean_env()
-    result = subprocess.run(
-        ["bash", "-c", DEMO_COMMAND],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=600,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
-    assert "Traceback" not in result.stderr, result.stderr
-    _check_demo_output(result.stdout)
+    result = run_command(["bash", "-c", DEMO_COMMAND], env=env, cwd=ROOT, timeout=600)
+    assert result.code == 0, result.err
+    assert "Traceback" not in result.err, result.err
+    _check_demo_output(result.out)
 
 
 def _fresh_machine_env(home: Path) -> dict[str, str]:
@@ -374,18 +365,11 @@ def test_fresh_clone_in_an_empty_home(tmp_path: Path) -> None:
     )
     home = tmp_path / "home"
     home.mkdir()
-    result = subprocess.run(
-        ["bash", "-c", DEMO_COMMAND],
-        cwd=clone,
-        env=_fresh_machine_env(home),
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=900,
-        check=False,
+    result = run_command(
+        ["bash", "-c", DEMO_COMMAND], env=_fresh_machine_env(home), cwd=clone, timeout=900
     )
-    assert result.returncode == 0, result.stderr
-    _check_demo_output(result.stdout)
+    assert result.code == 0, result.err
+    _check_demo_output(result.out)
     assert (clone / ".venv").is_dir()
     # Nothing written into the clone but the (ignored) venv and build metadata.
     status = subprocess.run(
