@@ -67,12 +67,11 @@ def case_args(name: str) -> list[str]:
 
 
 @pytest.mark.parametrize("name", CASE_NAMES)
-def test_golden_case(name: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_golden_case(name: str, loader: Any) -> None:
     path = CASES / name / "permanent_memory.md"
-    code = permanent_memory.main(["load", "--file", str(path), *case_args(name)])
-    out, err = capsys.readouterr()
-    assert (code, err) == (0, "")
-    assert out == (CASES / name / "expected.txt").read_text(encoding="utf-8")
+    result = loader(["load", "--file", str(path), *case_args(name)])
+    assert (result.code, result.err) == (0, "")
+    assert result.out == (CASES / name / "expected.txt").read_text(encoding="utf-8")
 
 
 def test_seed_example_is_the_seed_block_byte_for_byte() -> None:
