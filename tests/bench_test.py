@@ -13,6 +13,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import mm_store
 import pytest
 from conftest import ROOT
 
@@ -203,11 +204,12 @@ def test_snapshot_dir_hides_the_newest_demo_snapshot_among_lookalikes(tmp_path: 
     names = sorted(p.name for p in (tmp_path / "memory").iterdir())
     assert len(names) == 20
     newest = (tmp_path / "newest").read_text()
-    demo = [n for n in names if n[17:] == "billing-api.md"]
+    project = {n: mm_store.split_name(n)[1] for n in names}
+    demo = [n for n in names if project[n] == "billing-api"]
     assert demo[-1] == f"{newest}-billing-api.md"
     # a newer file whose name also ends in -billing-api.md, and a newer file of another project
     assert any(n > demo[-1] and n.endswith("-legacy-billing-api.md") for n in names)
-    assert names[-1][17:] != "billing-api.md"
+    assert project[names[-1]] != "billing-api"
     text = (tmp_path / "memory" / demo[-1]).read_text()
     assert f"session: {newest}\n" in text and "project-name: billing-api\n" in text
     legacy = next(n for n in names if n.endswith("-legacy-billing-api.md"))
