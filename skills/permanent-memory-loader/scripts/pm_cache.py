@@ -147,9 +147,7 @@ def write_atomic(path: str, data: bytes) -> None:
     try:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
     except OSError as exc:
-        raise memory_io.MemoryIOError(
-            f"cannot write {path}: {exc.strerror or exc}", exc.strerror or str(exc)
-        ) from None
+        raise memory_io.write_error(path, exc) from None
     memory_io.atomic_write(path, data, durable=False)
 
 

@@ -229,7 +229,7 @@ def atomic_write(
         # O_EXCL: a link in the temporary file's place is never followed.
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _O_BINARY | _O_CLOEXEC, 0o666)
     except OSError as exc:
-        raise _write_error(path, exc) from None
+        raise write_error(path, exc) from None
     try:
         try:
             view = memoryview(data)
@@ -247,12 +247,13 @@ def atomic_write(
             os.unlink(temp)
         except OSError:
             pass
-        raise _write_error(path, exc) from None
+        raise write_error(path, exc) from None
     if durable:
         fsync_dir(os.path.dirname(os.fspath(path)) or ".")
 
 
-def _write_error(path: "PathArg", exc: OSError) -> MemoryIOError:
+def write_error(path: "PathArg", exc: OSError) -> MemoryIOError:
+    """The MemoryIOError for an OSError met while writing `path`."""
     reason = exc.strerror or str(exc)
     return MemoryIOError(f"cannot write {os.fspath(path)}: {reason}", reason)
 
