@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import shutil
@@ -16,6 +17,7 @@ import memory_manager
 import mm_render
 import mm_store
 import pytest
+import support
 import yaml
 from conftest import MANAGER_DIR, ROOT
 from hypothesis import given
@@ -1043,6 +1045,24 @@ def test_hook_output_is_bounded(run: Any, tmp_path: Path) -> None:
 
 
 # --- usage ------------------------------------------------------------------------------------
+
+
+def test_help_lists_every_command_once_on_one_line_with_its_modules_summary(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    with pytest.raises(SystemExit) as caught:
+        memory_manager.main(["--help"])
+    assert caught.value.code == 0
+    out = capsys.readouterr().out
+    # A command added to COMMANDS whose module has no one-line HELP fails here.
+    expected = [
+        (name, importlib.import_module(module).HELP)
+        for name, module in memory_manager.COMMANDS.items()
+    ]
+    assert support.help_commands(out) == expected
+    assert all("\n" not in summary for _, summary in expected)
+    assert max(map(len, out.split("\n"))) <= 79
+    assert out.startswith("usage: memory_manager.py [-h] COMMAND ...\n\nSession memory for ")
 
 
 @pytest.mark.parametrize("command", ["save", "load-last", "list", "hook", "doctor"])

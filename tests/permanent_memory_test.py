@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import io
 import json
 import os
@@ -627,10 +628,18 @@ def test_bare_interpreter_counts_exactly_with_the_bundled_tokenizer(
     assert (hooked.code, hooked.err, hooked.out) == (0, "", seed_block_today())
 
 
-def test_help_lists_the_commands() -> None:
+def test_help_lists_every_command_once_on_one_line_with_its_modules_summary() -> None:
     result = run(["--help"])
-    assert result.code == 0
-    assert "load (default), hook, inspect, show, doctor" in result.out
+    assert (result.code, result.err) == (0, "")
+    # A command added to COMMANDS whose module has no one-line HELP fails here.
+    expected = [
+        (name, importlib.import_module(module).HELP)
+        for name, module in permanent_memory.COMMANDS.items()
+    ]
+    assert support.help_commands(result.out) == expected
+    assert all("\n" not in summary for _, summary in expected)
+    assert max(map(len, result.out.split("\n"))) <= 79
+    assert "load is the default" in result.out
 
 
 @pytest.mark.parametrize(
@@ -651,8 +660,13 @@ def test_help(loader: Any, command: str, expected: list[str]) -> None:
 
 def test_the_loader_help_lists_the_writing_commands(loader: Any) -> None:
     result = loader(["--help"])
-    commands = "load (default), hook, inspect, show, doctor, add, archive, check, merge, git-setup."
-    assert f"commands: {commands}" in " ".join(result.out.split())
+    assert [name for name, _ in support.help_commands(result.out)] == [
+        *("load", "hook", "inspect", "show", "doctor"),
+        *("add", "archive", "check", "merge", "git-setup"),
+    ]
+    assert ("check", "validate the file's format; exit 1 on errors") in support.help_commands(
+        result.out
+    )
 
 
 def test_hook_is_dispatched_to_the_hook(
@@ -672,20 +686,16 @@ def test_commands_are_handed_to_their_module(tmp_path: Path) -> None:
     skill = tmp_path / "skill"
     shutil.copytree(LOADER_DIR.parent, skill, ignore=shutil.ignore_patterns("__pycache__"))
     (skill / "scripts" / "pm_archive.py").write_text(
-        "HELP = ''\ndef main(argv):\n    print('archive', argv)\n    return 3\n"
+        "HELP = 'a stand-in'\ndef main(argv):\n    print('archive', argv)\n    return 3\n"
     )
     script = skill / "scripts" / "permanent_memory.py"
     result = run(["archive", "--keep", "5"], script=script)
     assert (result.code, result.out, result.err) == (3, "archive ['--keep', '5']\n", "")
     helped = run(["--help"], script=script)
-    assert "load (default), hook, inspect, show, doctor, add, archive, check" in helped.out
-    assert set(permanent_memory.COMMANDS) | {"hook"} == set(epilog_commands(helped.out))
-
-
-def epilog_commands(help_text: str) -> list[str]:
-    """The commands the epilog of permanent_memory.py --help names."""
-    epilog = " ".join(help_text.split()).split("commands: ", 1)[1].split(".", 1)[0]
-    return [name.removesuffix(" (default)") for name in epilog.split(", ")]
+    assert ("archive", "a stand-in") in support.help_commands(helped.out)
+    assert [name for name, _ in support.help_commands(helped.out)] == list(
+        permanent_memory.COMMANDS
+    )
 
 
 def test_installed_package_runs_the_same_code(

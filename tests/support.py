@@ -228,6 +228,20 @@ def run(
 HOOK_JSON_EVENTS = ("SessionStart", "UserPromptSubmit", "SubagentStart")
 
 
+def help_commands(help_text: str) -> list[tuple[str, str]]:
+    """The (name, summary) lines of a script's --help command list: the lines after the one
+    that starts with "commands", up to the first blank line."""
+    lines = help_text.split("\n")
+    start = next(i for i, line in enumerate(lines) if line.startswith("commands")) + 1
+    listed = []
+    for line in lines[start:]:
+        if not line:
+            break
+        name, summary = line.split(maxsplit=1)
+        listed.append((name, summary))
+    return listed
+
+
 def hook_event(stdin: bytes) -> object:
     """The hook_event_name of a hook's stdin, or None."""
     try:

@@ -14,11 +14,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-# Each command's module (main(argv) gets the words after the command's name); words that
-# start with no command are load's.
+# Each command's module: main(argv) gets the words after its name (hook: pm_hook.hook()); words
+# that start with no command are load's. --help lists them in this order with each one's HELP.
 COMMANDS = {
-    **{"load": "pm_block", "inspect": "pm_inspect", "show": "pm_show", "doctor": "pm_doctor"},
-    **{"add": "pm_add", "archive": "pm_archive", "check": "pm_check"},
+    **{"load": "pm_block", "hook": "pm_hook", "inspect": "pm_inspect", "show": "pm_show"},
+    **{"doctor": "pm_doctor", "add": "pm_add", "archive": "pm_archive", "check": "pm_check"},
     **{"merge": "pm_merge_driver", "git-setup": "pm_git_setup"},
 }
 

@@ -18,7 +18,7 @@ from pm_render import SKIP_TOKENS
 from pm_write_archive import ARCHIVE_DIR, archive_text, plan_archive
 from pm_write_file import encode_as, inside, make_dirs, memory_path, read_for_writing
 
-HELP = "move the oldest epics to .claude/memory/archive/ until the file is small enough"
+HELP = "move the oldest epics to .claude/memory/archive/ until it fits"
 
 
 def completed_text(epic_completed: str | None) -> str:

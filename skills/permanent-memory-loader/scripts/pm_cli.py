@@ -53,24 +53,28 @@ def timestamp(value: str) -> datetime:
 
 
 def print_help(commands: dict[str, str]) -> int:
-    """permanent_memory.py --help: the commands a user runs, then every command's name."""
-    others = ", ".join(name for name in commands if name != "load")
+    """permanent_memory.py --help: every command on one line, with its module's HELP."""
+    description = (
+        "Print the budgeted permanent-memory block of a project: one line per epic of\n"
+        ".claude/memory/permanent_memory.md, stamped [permanent-memory | trust:file].\n\n"
+        "commands (load is the default; `COMMAND --help` for its options):\n"
+        f"{command_list(commands)}"
+    )
     parser = argparse.ArgumentParser(
         prog=PROG,
-        description="Print the budgeted permanent-memory block of a project: one line per "
-        "epic of .claude/memory/permanent_memory.md, stamped [permanent-memory | trust:file].",
-        epilog=f"commands: load (default), hook, {others}. "
-        "`hook` reads Claude Code hook JSON on stdin.",
+        usage="%(prog)s [-h] COMMAND ...",
+        description=description,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    listed = parser.add_subparsers(metavar="COMMAND")
-    for name in ("load", "hook", "inspect", "show", "doctor"):
-        if name == "hook":
-            hook_help = "Claude Code SessionStart / UserPromptSubmit hook (stdin: JSON)"
-            listed.add_parser(name, help=hook_help)
-        else:
-            listed.add_parser(name, help=importlib.import_module(commands[name]).HELP)
     parser.print_help()
     return 0
+
+
+def command_list(commands: dict[str, str]) -> str:
+    """One line per command: its name and its module's one-line HELP, in the table's order."""
+    summaries = {name: importlib.import_module(module).HELP for name, module in commands.items()}
+    width = max(map(len, summaries))
+    return "\n".join(f"  {name:<{width}}  {summary}" for name, summary in summaries.items())
 
 
 def command_parser(command: str, description: str) -> argparse.ArgumentParser:

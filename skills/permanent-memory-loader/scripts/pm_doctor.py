@@ -27,7 +27,7 @@ from pm_tokens import (
 )
 
 OK, WARN, FAIL, INFO = "ok", "warn", "FAIL", "info"
-HELP = "check Python, tiktoken, the offline encoding, the cache dir and the memory file"
+HELP = "check Python, tiktoken, the offline encoding, cache dir and file"
 
 
 def _version(module: str) -> str | None:

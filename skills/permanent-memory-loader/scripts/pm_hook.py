@@ -21,6 +21,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+HELP = "Claude Code hook (SessionStart, UserPromptSubmit, SubagentStart)"
 HOOK_MAX_CHARS = 10000
 # The events whose hook JSON takes `additionalContext` (Claude Code 2.1 and later): there the
 # text arrives labelled as context, byte for byte, where plain stdout is trimmed and labelled as

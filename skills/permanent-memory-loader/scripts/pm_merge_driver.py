@@ -17,7 +17,7 @@ from pm_errors import MemoryFileError
 from pm_merge import merge_permanent
 from pm_write_file import encode_as, read_for_writing
 
-HELP = "git merge driver: merge two versions of permanent_memory.md epic by epic"
+HELP = "git merge driver: two versions of the memory file, epic by epic"
 
 
 def say(line: str) -> None:

@@ -1,14 +1,8 @@
 #!/usr/bin/env python3
-"""Session memory for coding agents: save a 1-2 KB snapshot after each checkpoint, load the
-newest one at the start of a session.
+"""Session memory for coding agents: save a 1-2 KB snapshot after each
+checkpoint, load the newest one at the start of a session.
 
-  save       write or update memory/{YYYY-MM-DD-HH-MM}-{project}.md
-  load-last  print the newest snapshot of a project, stamped, with a resume line
-  list       one line per project, or per session of one project
-  hook       Claude Code SessionStart hook (hook JSON on stdin; always exits 0)
-  doctor     check Python, PyYAML and this project's memory directory
-  merge      git merge driver: one session saved on two branches, merged by key
-  git-setup  make git merge snapshots with this script
+`--help` lists the commands of COMMANDS, each with its module's one-line HELP.
 """
 
 # Kept small on purpose: a script run directly is compiled on every start, while its sibling
@@ -28,7 +22,8 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
 
-# The module that runs each command (its `main(argv)` gets what follows the command's name).
+# The module that runs each command (its `main(argv)` gets what follows the command's name);
+# --help lists them in this order, each with its module's HELP.
 COMMANDS = {
     "save": "mm_save",
     "load-last": "mm_load_last",
@@ -43,7 +38,6 @@ COMMANDS = {
 def _add_hook_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     commands.add_parser(
         "hook",
-        help="Claude Code SessionStart hook",
         description="Read the hook JSON on stdin and print the resume block of this project's "
         "session memory. Always exits 0.",
     )
@@ -55,7 +49,8 @@ def _parser() -> argparse.ArgumentParser:
 
     import mm_cli
 
-    parser, commands = mm_cli.command_line(__doc__.split("\n\n")[0] if __doc__ else None)
+    summary = __doc__.split("\n\n")[0] if __doc__ else ""
+    parser, commands = mm_cli.command_line(f"{summary}\n\n{mm_cli.command_list(COMMANDS)}")
     for name, module in COMMANDS.items():
         add_parser = _add_hook_parser if name == "hook" else import_module(module).add_parser
         add_parser(commands)

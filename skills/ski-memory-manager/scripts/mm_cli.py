@@ -107,12 +107,30 @@ def memory_dir_names(memory_dir: Path) -> list[str]:
 def command_line(
     description: str | None = None,
 ) -> tuple[argparse.ArgumentParser, argparse._SubParsersAction[argparse.ArgumentParser]]:
-    """`memory_manager.py COMMAND ...`: the parser and the action each command adds itself to."""
+    """`memory_manager.py COMMAND ...`: the parser and the action each command adds itself to.
+    The description is printed as written (command_list lays the commands out)."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog=PROG, description=description)
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        usage="%(prog)s [-h] COMMAND ...",
+        description=description,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    commands = parser.add_subparsers(
+        dest="command", metavar="COMMAND", required=True, help=argparse.SUPPRESS, prog=PROG
+    )
     return parser, commands
+
+
+def command_list(commands: Mapping[str, str]) -> str:
+    """--help's list: one line per command, its name and its module's one-line HELP."""
+    from importlib import import_module
+
+    summaries = {name: import_module(module).HELP for name, module in commands.items()}
+    width = max(map(len, summaries))
+    lines = (f"  {name:<{width}}  {summary}" for name, summary in summaries.items())
+    return "commands (`COMMAND --help` for its options):\n" + "\n".join(lines)
 
 
 def shared_options(output_format: bool = True) -> list[argparse.ArgumentParser]:

@@ -196,11 +196,14 @@ def run_checks(
     return checks + check_snapshots(memory_dir, names)
 
 
+HELP = "check Python, PyYAML, file locking and the memory directory"
+
+
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     commands.add_parser(
         "doctor",
         parents=mm_cli.shared_options(),
-        help="check the set-up",
+        help=HELP,
         description="Check Python, PyYAML, file locking and this project's memory directory; "
         "exit 1 if something required is missing or a snapshot holds a merge conflict.",
     )

@@ -19,10 +19,13 @@ if TYPE_CHECKING:
     import argparse
 
 
+HELP = "git merge driver: one session saved on two branches"
+
+
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     merge = commands.add_parser(
         "merge",
-        help="git merge driver: one session saved on two branches",
+        help=HELP,
         description="Merge OURS and THEIRS, two saves of one session (BASE: their common "
         "ancestor), by save's own rules, and write the result to OURS; other files are merged "
         "as plain text. Exit 0 when merged, 1 when conflict markers are left. git-setup "

@@ -22,11 +22,14 @@ COMMENT = "# project-memory: merge session snapshots by key (memory_manager.py g
 SCRIPT = Path(__file__).resolve().parent / "memory_manager.py"
 
 
+HELP = "make git merge session snapshots with this script"
+
+
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     commands.add_parser(
         "git-setup",
         parents=mm_cli.shared_options(output_format=False),
-        help="make git merge session snapshots with this script",
+        help=HELP,
         description="Add a merge=ski-memory line for the memory directory's *.md to the "
         "repository's .gitattributes and define the driver in its own git config, with "
         "absolute paths to this interpreter and script. Safe to run again.",

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
+HELP = "Claude Code SessionStart hook: the resume block (always exits 0)"
 CACHE_FORMAT = "mm-resume-1"
 MAX_HOOK_STDIN = 1024 * 1024
 MAX_ENTRY_BYTES = 64 * 1024

@@ -16,11 +16,14 @@ if TYPE_CHECKING:
     import argparse
 
 
+HELP = "list projects, or one project's sessions"
+
+
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     listing = commands.add_parser(
         "list",
         parents=mm_cli.shared_options(),
-        help="list projects, or one project's sessions",
+        help=HELP,
         description="One line per project (newest session), or with --project-name one line "
         "per session of that project, newest first.",
     )

@@ -17,11 +17,14 @@ if TYPE_CHECKING:
     import argparse
 
 
+HELP = "print a project's newest snapshot, stamped, with a resume line"
+
+
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     load = commands.add_parser(
         "load-last",
         parents=mm_cli.shared_options(),
-        help="print a project's newest snapshot",
+        help=HELP,
         description="Print the newest snapshot of the project, stamped, with a resume line. "
         "Unreadable snapshots are skipped with a warning.",
     )

@@ -24,11 +24,14 @@ SIZE_WARNING = 2048  # bytes; snapshots are meant to be 1-2 KB
 CREATE_DIR_HINT = "to create it, run the same save again with --create-dir"
 
 
+HELP = "write or update a session snapshot (memory/DATE-PROJECT.md)"
+
+
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     save = commands.add_parser(
         "save",
         parents=mm_cli.shared_options(),
-        help="write or update a session snapshot",
+        help=HELP,
         description="Write memory/{session_timestamp}-{project_name}.md, or update it when that "
         "session was saved before (given fields replace, steps and checkpoint decisions merge "
         "by key, approved checkpoints append). Fields come from --input JSON and flags; flags "
