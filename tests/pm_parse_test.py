@@ -143,7 +143,9 @@ def test_first_non_empty_line_and_metadata_lines() -> None:
 def test_v2_section_with_subsections_and_summary() -> None:
     [first, second] = parse_permanent((CASES / "v2-sections" / "permanent_memory.md").read_text())
     assert first.schema == 2
-    assert first.summary == "Cursor-based pagination chosen over offset; opaque base64 cursor."
+    assert first.summary == (
+        "A counter row per tenant numbers its invoices; gaps allowed, reuse never."
+    )
     assert first.completed is None and first.completed_at is None
     assert [s.label for s in first.subsections] == [
         "decisions",
@@ -153,7 +155,9 @@ def test_v2_section_with_subsections_and_summary() -> None:
         "conflicts",
         "tentative",
     ]
-    assert first.first_entry("tentative") == "suspected N+1 on author hydration"
+    assert first.first_entry("tentative") == (
+        "the counter row may become a hot spot on month-end runs"
+    )
     assert first.first_entry("patterns") is None
     assert second.schema == 2 and second.summary is None
     assert second.completed_at == datetime(2026, 5, 10, 15, 0, tzinfo=UTC)
