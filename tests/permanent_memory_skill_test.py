@@ -158,7 +158,7 @@ def _in_skill_dir(command: str) -> str:
 @pytest.mark.parametrize("form", ["<<'EPIC'", "<<'EOF'"], ids=["lines", "json"])
 def test_writing_md_example_records_an_epic_in_one_call(tmp_path: Path, form: str) -> None:
     markdown = WRITING_MD.read_text(encoding="utf-8")
-    [heredoc] = [block for block in blocks(markdown, "bash") if form in block]
+    [heredoc] = [b for b in blocks(markdown, "bash") if form in b and "--append" not in b]
     env = clean_env()
     env.update(CLAUDE_PROJECT_DIR=str(tmp_path))
     added = run_command(["bash", "-c", _in_skill_dir(heredoc)], env=env)
@@ -172,9 +172,27 @@ def test_writing_md_example_records_an_epic_in_one_call(tmp_path: Path, form: st
     completed = re.search(r" completed=(\S+) -->", written)
     assert completed is not None
     assert written == shown.replace("2026-05-15T14:00:00Z", completed.group(1))
-    [block] = re.findall(r"```text\n(.*?)```", markdown, flags=re.DOTALL)
+    [block] = [b for b in blocks(markdown, "text") if b.startswith("[permanent-memory")]
     loaded = run(LOADER, ["load", "--project-dir", str(tmp_path)], env=env)
     assert (loaded.code, loaded.out) == (0, block), loaded.err
+
+
+def test_writing_md_append_example_prints_what_it_shows(tmp_path: Path) -> None:
+    markdown = WRITING_MD.read_text(encoding="utf-8")
+    [heredoc] = [b for b in blocks(markdown, "bash") if " add --append " in b]
+    [shown] = [b for b in blocks(markdown, "text") if b.startswith("appended ")]
+    path = memory_file(tmp_path)
+    path.parent.mkdir(parents=True)
+    shutil.copy(CASES / "add-append" / "permanent_memory.md", path)
+    env = clean_env()
+    env.update(CLAUDE_PROJECT_DIR=str(tmp_path))
+    appended = run_command(["bash", "-c", _in_skill_dir(heredoc)], env=env)
+    assert appended.code == 0 and appended.err == "", appended.err
+    tokens = re.search(r" \((\d+) tokens\)\n", appended.out)
+    assert tokens is not None, appended.out
+    assert appended.out == shown.replace("PROJECT", str(tmp_path)).replace(
+        "(N tokens)", f"({tokens.group(1)} tokens)"
+    )
 
 
 def test_writing_md_commands_run(tmp_path: Path) -> None:

@@ -748,3 +748,177 @@ def test_concurrent_adds_all_land(tmp_path: Path) -> None:
     assert [p.wait(timeout=TIMEOUT) for p in processes] == [0] * len(ids)
     found = [e.epic_id for e in pm_parse.parse_permanent(memory_file(tmp_path).read_text())]
     assert sorted(found) == ids
+
+
+# add --append: entries for an epic already on file
+
+APPEND = CASES / "add-append"
+
+
+def append_args(project: Path, *extra: str) -> list[str]:
+    return ["add", "--append", "--project-dir", str(project), "--lines", "-", *EST, *extra]
+
+
+def append_project(tmp_path: Path, raw: bytes | None = None) -> Path:
+    path = memory_file(tmp_path)
+    path.parent.mkdir(parents=True)
+    path.write_bytes((APPEND / "permanent_memory.md").read_bytes() if raw is None else raw)
+    return path
+
+
+def test_append_writes_the_golden_file_and_reports_it(loader: Any, tmp_path: Path) -> None:
+    path = append_project(tmp_path)
+    lines = (APPEND / "lines.txt").read_text(encoding="utf-8")
+    result = loader(append_args(tmp_path), lines)
+    after = (APPEND / "after.md").read_text(encoding="utf-8")
+    assert result.code == 0, result.err
+    assert path.read_text(encoding="utf-8") == after
+    stdout = (APPEND / "stdout.txt").read_text(encoding="utf-8").replace("{path}", str(path))
+    assert result.out == stdout
+    [epic] = [e for e in pm_parse.parse_permanent(after) if e.epic_id == "FEAT-005"]
+    section = "\n".join(after.split("\n")[epic.start_line : epic.end_line])
+    assert f"({estimate(section)} estimated tokens)\n" in result.out
+    assert result.err == ""
+    checked = loader(["check", str(path), *EST])
+    assert checked.code == 0 and checked.out.endswith(": 0 errors, 0 warnings\n"), checked
+    # The same entries again: every one is reported as already there, and the file is not
+    # touched (not even rewritten).
+    stamp = path.stat().st_mtime_ns
+    again = loader(append_args(tmp_path), lines)
+    assert again == Result(
+        0, (APPEND / "again.txt").read_text(encoding="utf-8").replace("{path}", str(path)), ""
+    )
+    assert path.read_text(encoding="utf-8") == after
+    assert path.stat().st_mtime_ns == stamp
+
+
+def test_append_keeps_crlf_a_bom_and_every_byte_on_file(loader: Any, tmp_path: Path) -> None:
+    text = (APPEND / "permanent_memory.md").read_text(encoding="utf-8")
+    path = append_project(tmp_path, ("\ufeff" + text.replace("\n", "\r\n")).encode())
+    result = loader(append_args(tmp_path), (APPEND / "lines.txt").read_text(encoding="utf-8"))
+    assert result.code == 0, result.err
+    after = (APPEND / "after.md").read_text(encoding="utf-8")
+    assert path.read_bytes() == ("\ufeff" + after.replace("\n", "\r\n")).encode()
+
+
+def test_append_in_json(loader: Any, tmp_path: Path) -> None:
+    append_project(tmp_path)
+    lines = (
+        "id: FEAT-005\ngotchas:\n- Stripe sends duplicate events\n"
+        "- stripe retries a webhook for three days\n"
+    )
+    result = loader(append_args(tmp_path, "--format", "json"), lines)
+    assert result.code == 0, result.err
+    report = json.loads(result.out)
+    assert {k: report[k] for k in ("action", "id", "appended", "skipped")} == {
+        "action": "appended",
+        "id": "FEAT-005",
+        "appended": [
+            {"where": "gotchas[0]", "label": "gotchas", "text": "Stripe sends duplicate events"}
+        ],
+        "skipped": [
+            {
+                "where": "gotchas[1]",
+                "label": "gotchas",
+                "text": "stripe retries a webhook for three days",
+            }
+        ],
+    }
+    again = json.loads(loader(append_args(tmp_path, "--format", "json"), lines).out)
+    assert (again["action"], again["appended"], len(again["skipped"])) == ("unchanged", [], 2)
+
+
+def test_append_to_an_epic_not_on_file_adds_it(loader: Any, tmp_path: Path) -> None:
+    path = append_project(tmp_path)
+    before = path.read_text(encoding="utf-8")
+    missing = loader(append_args(tmp_path), "id: FEAT-030\ngotchas:\n- g\n")
+    assert missing == Result(
+        1,
+        "",
+        "error: intent: required (one line saying what the epic did): FEAT-030 is not in the "
+        "file yet, so --append adds it as a new epic\n",
+    )
+    assert path.read_text(encoding="utf-8") == before
+    added = loader(
+        append_args(tmp_path, "--now", "2026-11-29T12:00:00Z"),
+        "id: FEAT-030\nintent: Refunds\ngotchas:\n- g\n",
+    )
+    assert added.code == 0, added.err
+    written = path.read_text(encoding="utf-8")
+    assert written.startswith(before.rstrip("\n") + "\n\n## Epic: FEAT-030 \u2014 Refunds\n")
+    assert (
+        added.out
+        == f"added FEAT-030 to {path} ({estimate(written[len(before) + 1 :])} estimated tokens)\n"
+    )
+
+
+def test_append_keeps_the_epics_own_heading_and_says_so(loader: Any, tmp_path: Path) -> None:
+    path = append_project(tmp_path)
+    result = loader(
+        append_args(tmp_path),
+        "id: FEAT-005\nintent: Something else\ncompleted: 2026-12-01\ngotchas:\n- g\n",
+    )
+    assert result.code == 0
+    assert result.err == (
+        "note: intent: FEAT-005 keeps its own ('Stripe webhook ingestion'); --append adds "
+        "entries only\nnote: completed: FEAT-005 keeps its own; --append adds entries only\n"
+    )
+    assert (
+        "## Epic: FEAT-005 \u2014 Stripe webhook ingestion\n**Completed:** 2026-08-20T09:00:00Z\n"
+        in (path.read_text(encoding="utf-8"))
+    )
+
+
+@pytest.mark.parametrize(
+    ("raw", "error"),
+    [
+        (
+            "## Epic: FEAT-005 \u2014 A\n\n## Epic: FEAT-005 \u2014 B\n",
+            "FEAT-005 is in the file 2 times (lines 1, 3); keep one by hand first",
+        ),
+        (
+            "## Epic: FEAT-005 \u2014 A\n\n### Gotchas discovered\n```\n- g\n",
+            "the loader would not read the entries appended to FEAT-005 back as written (is a "
+            "``` fence left open in it?); nothing was written",
+        ),
+    ],
+    ids=["twice", "open-fence"],
+)
+def test_append_refuses_and_writes_nothing(
+    loader: Any, tmp_path: Path, raw: str, error: str
+) -> None:
+    path = append_project(tmp_path, raw.encode())
+    result = loader(append_args(tmp_path), "id: FEAT-005\ngotchas:\n- new\n")
+    prefix = f"{path}: " if "times" in error else ""
+    assert result == Result(1, "", f"error: {prefix}{error}\n")
+    assert path.read_bytes() == raw.encode()
+
+
+def test_append_and_replace_do_not_go_together(loader: Any, tmp_path: Path) -> None:
+    result = loader(append_args(tmp_path, "--replace"), "id: X\n")
+    assert result.code == 2 and result.out == ""
+    assert result.err.endswith("error: argument --replace: not allowed with argument --append\n")
+
+
+def test_concurrent_appends_to_one_epic_all_land(tmp_path: Path) -> None:
+    path = append_project(tmp_path)
+    texts = [f"lesson number {n}" for n in range(6)]
+    processes = [
+        subprocess.Popen(
+            [sys.executable, LOADER, *append_args(tmp_path)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        for _ in texts
+    ]
+    for process, text in zip(processes, texts):
+        assert process.stdin is not None
+        process.stdin.write(f"id: FEAT-005\ngotchas:\n- {text}\n".encode())
+        process.stdin.close()
+    assert [p.wait(timeout=TIMEOUT) for p in processes] == [0] * len(texts)
+    [epic] = [e for e in pm_parse.parse_permanent(path.read_text()) if e.epic_id == "FEAT-005"]
+    [gotchas] = [s for s in epic.subsections if s.label == "gotchas"]
+    assert gotchas.entries[0] == "Stripe retries a webhook for three days"
+    assert sorted(gotchas.entries[1:]) == texts
+    assert sorted(p.name for p in path.parent.iterdir()) == ["permanent_memory.md"]

@@ -1,6 +1,8 @@
 # `permanent_memory.py add`: append one finished epic, from JSON (--input) or the line form
-# (--lines), to permanent_memory.md. pm_write_epic checks and lays out the epic; this module
-# reads the input and writes the file, under the directory's lock. See references/writing.md.
+# (--lines), to permanent_memory.md, or with --append its items to the epic already there.
+# pm_write_epic checks and lays out the epic, pm_write_append places items in an epic on file;
+# this module reads the input and writes the file, under the directory's lock. See
+# references/writing.md.
 from __future__ import annotations
 
 import argparse
@@ -8,17 +10,24 @@ import json
 import sys
 from collections.abc import Sequence
 from datetime import datetime, timezone
+from pathlib import Path
 
 import memory_io
+import memory_text
 import pm_cli
 from pm_cli import PROG, say
 from pm_epic_lines import LinesError, parse_epic_lines
 from pm_errors import MemoryFileError
+from pm_parse import Epic
 from pm_render import SKIP_TOKENS
+from pm_write_append import Appended, append_entries, epic_named
 from pm_write_epic import (
+    INTENT_WHAT,
     MAX_EPIC_TOKENS,
     DuplicateEpic,
+    Entry,
     InvalidEntry,
+    Item,
     find_placed,
     fit_entry,
     format_epic,
@@ -70,43 +79,74 @@ def epic_fields(args: argparse.Namespace) -> object:
     return parse_json_input(read_input(args.input))
 
 
-def add(args: argparse.Namespace) -> int:
-    path, explicit = memory_path(args.file, args.project_dir)
-    now = args.now or datetime.now(timezone.utc)
-    entry, notes = read_entry(epic_fields(args), now, args.schema)
-    counting = pm_cli.write_counting(args.tokenizer)
+def new_epic(
+    entry: Entry, notes: list[str], counting: pm_cli.WriteCounting
+) -> tuple[Entry, str, list[Item]]:
+    """The entry within the token limit of an epic, its section text checked to read back
+    as laid out, and the items left out to fit (a note for each trim goes to `notes`)."""
     before_trim = counting.count(format_epic(entry))
     entry, dropped = fit_entry(entry, counting.count, MAX_EPIC_TOKENS)
     if dropped:
         notes.append(trimmed_note(entry.epic_id, before_trim, MAX_EPIC_TOKENS, dropped))
     epic_text = format_epic(entry)
     verify_epic(entry, epic_text)
+    return entry, epic_text, dropped
+
+
+def add(args: argparse.Namespace) -> int:
+    path, explicit = memory_path(args.file, args.project_dir)
+    now = args.now or datetime.now(timezone.utc)
+    fields = epic_fields(args)
+    entry, notes = read_entry(fields, now, args.schema, require_intent=not args.append)
+    counting = pm_cli.write_counting(args.tokenizer)
+    prepared = None if args.append else new_epic(entry, notes, counting)
     if not path.parent.is_dir():
         if explicit:
             raise MemoryFileError(f"directory not found: {path.parent}")
         make_dirs(path.parent)  # an explicit writing command: .claude/memory/ may be new
+    appended: Appended | None = None
     with memory_io.locked(path.parent):
         current = read_for_writing(path)
+        old_text = current.text if current else ""
         try:
-            new_text, action = place_epic(current.text if current else "", entry, args.replace)
+            on_file = epic_named(old_text, entry.epic_id) if args.append else None
         except DuplicateEpic as exc:
             raise MemoryFileError(f"{path}: {exc}") from None
-        if find_placed(new_text, entry) is None:
-            raise MemoryFileError(
-                f"{path}: the loader would not read the new epic back (is a ``` fence left "
-                f"open above it?); run {PROG} check"
-            )
-        mode = current.mode if current else None
-        memory_io.atomic_write(path, encode_as(new_text, current), mode)
+        if on_file is not None:
+            appended = append_entries(old_text, on_file, entry)
+            new_text = appended.text
+            action = "appended" if appended.added else "unchanged"
+            notes.extend(kept_fields_notes(fields, entry, on_file))
+        else:
+            if prepared is None:
+                if not entry.intent:
+                    raise InvalidEntry(
+                        f"intent: required ({INTENT_WHAT}): {entry.epic_id} is not in the file "
+                        "yet, so --append adds it as a new epic"
+                    )
+                prepared = new_epic(entry, notes, counting)
+            entry = prepared[0]
+            try:
+                new_text, action = place_epic(old_text, entry, args.replace)
+            except DuplicateEpic as exc:
+                raise MemoryFileError(f"{path}: {exc}") from None
+            if find_placed(new_text, entry) is None:
+                raise MemoryFileError(
+                    f"{path}: the loader would not read the new epic back (is a ``` fence left "
+                    f"open above it?); run {PROG} check"
+                )
+        if action != "unchanged":
+            mode = current.mode if current else None
+            memory_io.atomic_write(path, encode_as(new_text, current), mode)
     for note in notes:
         say(note)
+    if appended is not None:
+        return report_append(args, path, appended, counting)
+    assert prepared is not None
+    entry, epic_text, dropped = prepared
     epic_tokens = counting.count(epic_text)
     file_tokens = counting.count(new_text)
-    if file_tokens > SKIP_TOKENS:
-        say(
-            f"note: {path} is now {file_tokens} {counting.unit}, over the {SKIP_TOKENS} the "
-            f"loader summarises; run {PROG} archive"
-        )
+    over_skip_note(path, file_tokens, counting)
     if args.format == "json":
         pm_cli.emit_json(
             {
@@ -133,6 +173,82 @@ def add(args: argparse.Namespace) -> int:
     return 0
 
 
+def over_skip_note(path: Path, file_tokens: int, counting: pm_cli.WriteCounting) -> None:
+    if file_tokens > SKIP_TOKENS:
+        say(
+            f"note: {path} is now {file_tokens} {counting.unit}, over the {SKIP_TOKENS} the "
+            f"loader summarises; run {PROG} archive"
+        )
+
+
+def kept_fields_notes(fields: object, entry: Entry, epic: Epic) -> list[str]:
+    """Notes for the fields --append does not change on an epic already on file."""
+    given = fields if isinstance(fields, dict) else {}
+    notes = []
+    if entry.intent and entry.intent != epic.intent:
+        notes.append(
+            f"note: intent: {epic.epic_id} keeps its own ({memory_text.clean(epic.intent)!r}); "
+            "--append adds entries only"
+        )
+    for key in ("summary", "completed"):
+        if given.get(key) is not None:
+            notes.append(f"note: {key}: {epic.epic_id} keeps its own; --append adds entries only")
+    return notes
+
+
+def report_append(
+    args: argparse.Namespace, path: Path, appended: Appended, counting: pm_cli.WriteCounting
+) -> int:
+    epic = appended.epic
+    lines = appended.text.split("\n")
+    epic_tokens = counting.count("\n".join(lines[epic.start_line : epic.end_line]))
+    file_tokens = counting.count(appended.text)
+    if appended.added:
+        over_skip_note(path, file_tokens, counting)
+        if epic_tokens > MAX_EPIC_TOKENS:
+            say(
+                f"note: {epic.epic_id} is now {epic_tokens} {counting.unit}, over the "
+                f"{MAX_EPIC_TOKENS}-token limit of an epic; the loader shows only its first "
+                "entries, so keep the one that matters most first"
+            )
+    if args.format == "json":
+        pm_cli.emit_json(
+            {
+                "action": "appended" if appended.added else "unchanged",
+                "path": str(path),
+                "id": epic.epic_id,
+                "appended": [
+                    {"where": item.where, "label": label, "text": item.text}
+                    for label, item in appended.added
+                ],
+                "skipped": [
+                    {"where": skip.item.where, "label": skip.label, "text": skip.item.text}
+                    for skip in appended.skipped
+                ],
+                "tokens": epic_tokens,
+                "file_tokens": file_tokens,
+                "tokenizer": counting.tokenizer_name,
+            }
+        )
+        return 0
+    out = []
+    if appended.added:
+        count = len(appended.added)
+        out.append(
+            f"appended {count} {'entry' if count == 1 else 'entries'} to {epic.epic_id} in "
+            f"{path} ({epic_tokens} {counting.unit})"
+        )
+        out.extend(f"  {label}: {item.text}" for label, item in appended.added)
+    else:
+        out.append(f"nothing appended to {epic.epic_id} in {path}: it holds every entry already")
+    out.extend(
+        f"skipped {skip.item.where}, already in {epic.epic_id} ({skip.label}): {skip.item.text}"
+        for skip in appended.skipped
+    )
+    sys.stdout.write("".join(line + "\n" for line in out))
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = pm_cli.command_parser(
         "add",
@@ -141,7 +257,8 @@ def build_parser() -> argparse.ArgumentParser:
         "(default now), and lists decisions, gotchas, anti_patterns, patterns, conflicts, "
         'tentative, each item text or {"text": ..., "confidence": 0-1}. Items under 0.7 '
         f"confidence go to Tentative; an epic over {MAX_EPIC_TOKENS} tokens loses its "
-        "lowest-confidence items. Creates .claude/memory/ when missing.",
+        "lowest-confidence items. Creates .claude/memory/ when missing. With --append, "
+        "the items go into the epic already on file with that ID instead.",
     )
     pm_cli.add_project_dir(parser)
     pm_cli.add_file(parser, pm_cli.WRITE_FILE_HELP)
@@ -155,7 +272,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="the same fields in the line form ('name: value', 'name:' then '- item' lines), "
         "or - for stdin (a quoted heredoc)",
     )
-    parser.add_argument("--replace", action="store_true", help="replace an epic with the same ID")
+    same_id = parser.add_mutually_exclusive_group()
+    same_id.add_argument("--replace", action="store_true", help="replace an epic with the same ID")
+    same_id.add_argument(
+        "--append",
+        action="store_true",
+        help="add the items to the epic with the same ID, each at the end of its subsection "
+        "(a missing one is created), skipping items it already holds (case and spacing "
+        "aside); its other text stays as it is. Without that epic: add it (intent required)",
+    )
     parser.add_argument(
         "--schema",
         type=int,

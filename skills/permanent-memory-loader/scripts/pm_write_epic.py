@@ -221,8 +221,11 @@ def _summary(data: dict[str, object], schema: int, notes: list[str]) -> str | No
     return text or None
 
 
-def read_entry(data: object, now: datetime, schema: int = 2) -> tuple[Entry, list[str]]:
-    """The epic described by the parsed --input JSON, and the notes for stderr."""
+def read_entry(
+    data: object, now: datetime, schema: int = 2, require_intent: bool = True
+) -> tuple[Entry, list[str]]:
+    """The epic described by the parsed --input JSON, and the notes for stderr. Without
+    `require_intent` (entries for an epic already on file) a missing intent is ""."""
     if not isinstance(data, dict):
         raise InvalidEntry(
             f"--input: expected a JSON object with id, intent and the item lists, got {_kind(data)}"
@@ -239,11 +242,14 @@ def read_entry(data: object, now: datetime, schema: int = 2) -> tuple[Entry, lis
             f"id: {raw_id!r} is not an epic ID: letters, digits and . _ : # / + -, starting "
             f"with a letter or digit, at most {MAX_ID_CHARS} characters (e.g. FEAT-007)"
         )
-    intent_value = _text_field(data, "intent", INTENT_WHAT)
+    if require_intent or data.get("intent") is not None:
+        intent_value = _text_field(data, "intent", INTENT_WHAT)
+    else:
+        intent_value = ""
     intent, count = memory_text.redact_secrets(one_line(intent_value))
     if count:
         notes.append(f"warning: intent held a secret; it is stored as {memory_text.REDACTED}")
-    if not intent:
+    if not intent and require_intent:
         raise InvalidEntry(f"intent: required ({INTENT_WHAT})")
     completed_value = data.get("completed")
     if completed_value is None:

@@ -1,0 +1,180 @@
+# `add --append`: new entries for an epic already in permanent_memory.md, each appended to its
+# subsection of that epic (a missing subsection is created where the canonical order puts it),
+# entries the epic already holds skipped. Pure: text in, text out; pm_add reads and writes the
+# file under the folder's lock.
+#
+# Only lines are inserted: every line of the file before the append is in the new text, in the
+# same order and unchanged, so nothing a person wrote is lost or moved. The new text is parsed
+# again and must read back as the old epic plus exactly the appended entries.
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import memory_text
+from pm_errors import LoaderError
+from pm_parse import LABELS, Epic, parse_permanent
+from pm_write_epic import (
+    FIELD_LABELS,
+    HEADINGS,
+    DuplicateEpic,
+    Entry,
+    Item,
+    item_line,
+    sections,
+)
+
+LABEL_FIELDS = {label: field for field, label in FIELD_LABELS.items()}
+
+
+class AppendRefused(LoaderError):
+    """The entries cannot be appended so that the loader reads them back; str() says why."""
+
+
+class Skipped(NamedTuple):
+    item: Item
+    label: str  # the label of the subsection that already holds it
+
+
+class Appended(NamedTuple):
+    text: str  # the file's new text (the old one when nothing was appended)
+    epic: Epic  # the epic as the loader reads it from `text`
+    added: tuple[tuple[str, Item], ...]  # (label, item) in the order they were written
+    skipped: tuple[Skipped, ...]  # in input order
+
+
+def entry_key(text: str) -> str:
+    """What two entries that say the same thing share: cleaned and redacted as the block shows
+    them, with case and runs of whitespace ignored."""
+    shown, _count = memory_text.redact_secrets(memory_text.clean(text))
+    return " ".join(shown.split()).casefold()
+
+
+def epic_named(text: str, epic_id: str) -> Epic | None:
+    """The file's one epic with this ID, None when it has none; DuplicateEpic when it has two."""
+    same = [epic for epic in parse_permanent(text) if epic.epic_id == epic_id]
+    if len(same) > 1:
+        lines_at = ", ".join(str(epic.start_line + 1) for epic in same)
+        raise DuplicateEpic(
+            f"{epic_id} is in the file {len(same)} times (lines {lines_at}); keep one by hand first"
+        )
+    return same[0] if same else None
+
+
+def _split_new(epic: Epic, entry: Entry) -> tuple[list[Item], list[Skipped]]:
+    """The entry's items the epic does not hold yet (nor an earlier item of the entry), and the
+    others with where they already are."""
+    seen = {entry_key(text): sub.label for sub in epic.subsections for text in sub.entries}
+    new: list[Item] = []
+    skipped: list[Skipped] = []
+    for item in entry.items:
+        key = entry_key(item.text)
+        if key in seen:
+            skipped.append(Skipped(item, seen[key]))
+            continue
+        seen[key] = FIELD_LABELS["tentative" if item.tentative else item.field]
+        new.append(item)
+    return new, skipped
+
+
+def _last_text_line(lines: list[str], start: int, end: int) -> int:
+    """The index of the last non-blank line in lines[start:end] (start itself when none)."""
+    for index in range(end - 1, start, -1):
+        if lines[index].strip():
+            return index
+    return start
+
+
+def _insertions(
+    lines: list[str], epic: Epic, laid_out: list[tuple[str, list[str]]]
+) -> list[tuple[int, int, list[str]]]:
+    """(line index to insert before, canonical rank, lines) for each label's new item lines."""
+    headed = [
+        (line, sub.label) for sub, line in zip(epic.subsections, epic.subsection_lines) if line >= 0
+    ]
+    headings = sorted(set(epic.heading_lines))
+    found: list[tuple[int, int, list[str]]] = []
+    for label, item_lines in laid_out:
+        rank = LABELS.index(label)
+        own = [line for line, sub_label in headed if sub_label == label]
+        if own:
+            heading = own[0]
+            following = [line for line in headings if line > heading]
+            end = following[0] if following else epic.end_line
+            found.append((_last_text_line(lines, heading, end) + 1, rank, item_lines))
+            continue
+        new_section = [f"### {HEADINGS[LABEL_FIELDS[label]]}", *item_lines]
+        later = [line for line, sub_label in headed if LABELS.index(sub_label) > rank]
+        if later:
+            found.append((min(later), rank, [*new_section, ""]))
+        else:
+            last = _last_text_line(lines, epic.start_line, epic.end_line)
+            found.append((last + 1, rank, ["", *new_section]))
+    return found
+
+
+def _entries_by_section(epic: Epic) -> dict[tuple[str, str], tuple[str, ...]]:
+    return {(sub.label, sub.heading): sub.entries for sub in epic.subsections}
+
+
+def _read_back(epic: Epic) -> tuple[object, ...]:
+    return epic.epic_id, epic.intent, epic.completed, epic.summary, epic.schema
+
+
+def _whole(epic: Epic) -> tuple[object, ...]:
+    return (*_read_back(epic), epic.subsections)
+
+
+def append_entries(existing: str, epic: Epic, entry: Entry) -> Appended:
+    """`existing` (normalised text holding `epic`) with the entry's new items appended to the
+    epic's subsections. The entry's own ID, intent, summary and completion are not used: the
+    epic keeps its own. Items are written in the epic's form (v2: tagged with their kind)."""
+    new, skipped = _split_new(epic, entry)
+    if not new:
+        return Appended(existing, epic, (), tuple(skipped))
+    laid_out: list[tuple[str, list[str]]] = []
+    added: list[tuple[str, Item]] = []
+    for field, items in sections(entry._replace(items=tuple(new))):
+        if not items:
+            continue
+        label = FIELD_LABELS[field]
+        tagged = [
+            item_line(item, epic.schema == 2 or (field == "tentative" and item.field != field))
+            for item in items
+        ]
+        laid_out.append((label, tagged))
+        added.extend((label, item) for item in items)
+    lines = existing.split("\n")
+    inserts = sorted(_insertions(lines, epic, laid_out), key=lambda found: found[:2])
+    out: list[str] = []
+    at = 0
+    for index, _rank, block in inserts:
+        out.extend(lines[at:index])
+        out.extend(block)
+        at = index
+    out.extend(lines[at:])
+    text = "\n".join(out)
+    return Appended(text, _verified(existing, text, epic, added), tuple(added), tuple(skipped))
+
+
+def _verified(old_text: str, text: str, epic: Epic, added: list[tuple[str, Item]]) -> Epic:
+    """The appended epic as the loader reads it, after checking it reads the old entries, then
+    the new ones, in each subsection, and every other epic as before."""
+    others_before = [_whole(e) for e in parse_permanent(old_text) if e.epic_id != epic.epic_id]
+    after = parse_permanent(text)
+    others_after = [_whole(e) for e in after if e.epic_id != epic.epic_id]
+    mine = [e for e in after if e.epic_id == epic.epic_id]
+    if len(mine) == 1 and others_before == others_after and _read_back(mine[0]) == _read_back(epic):
+        expected = _entries_by_section(epic)
+        headings: dict[str, str] = {}
+        for sub in epic.subsections:
+            if sub.heading:
+                headings.setdefault(sub.label, sub.heading)
+        for label, item in added:
+            key = (label, headings.get(label, HEADINGS[LABEL_FIELDS[label]]))
+            expected[key] = (*expected.get(key, ()), item.text)
+        if _entries_by_section(mine[0]) == expected:
+            return mine[0]
+    raise AppendRefused(
+        f"the loader would not read the entries appended to {epic.epic_id} back as written "
+        "(is a ``` fence left open in it?); nothing was written"
+    )

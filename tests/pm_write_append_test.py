@@ -1,0 +1,272 @@
+"""pm_write_append, the pure part of `add --append`: entries appended to an epic already in the
+file, each to its subsection, duplicates skipped, every line already there kept in place."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any
+
+import pm_parse
+import pm_write_append
+import pm_write_epic
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pm_write_append import AppendRefused, append_entries, entry_key, epic_named
+
+NOW = datetime(2026, 11, 29, 12, 0, tzinfo=timezone.utc)
+
+
+def entry(**fields: Any) -> pm_write_epic.Entry:
+    made, _notes = pm_write_epic.read_entry({"id": "FEAT-1", **fields}, NOW, require_intent=False)
+    return made
+
+
+def appended(text: str, **fields: Any) -> pm_write_append.Appended:
+    made = entry(**fields)
+    epic = epic_named(text, made.epic_id)
+    assert epic is not None
+    return append_entries(text, epic, made)
+
+
+V1 = """## Epic: FEAT-1 — Webhooks
+**Completed:** 2026-08-20T09:00:00Z
+
+### Gotchas discovered
+- retries last three days
+
+### Patterns that worked
+- store the raw event first
+"""
+
+V2 = """## Epic: FEAT-1 — Webhooks
+<!-- af-memory:v2 epic=FEAT-1 items=1 completed=2026-08-20T09:00:00Z -->
+Webhooks land once.
+
+### Gotchas discovered
+- [gotcha] retries last three days
+"""
+
+# (name, file text, entry fields, the new text)
+CASES = [
+    (
+        "into-its-subsection",
+        V1,
+        {"gotchas": ["duplicates arrive"]},
+        V1.replace("three days\n", "three days\n- duplicates arrive\n"),
+    ),
+    (
+        "missing-subsection-in-canonical-order",
+        V1,
+        {"anti_patterns": ["acking before storing"], "decisions": ["one endpoint"]},
+        V1.replace(
+            "### Gotchas",
+            "### Architectural decisions\n- one endpoint\n\n### Gotchas",
+        ).replace(
+            "### Patterns",
+            "### Anti-patterns to avoid\n- acking before storing\n\n### Patterns",
+        ),
+    ),
+    (
+        "missing-subsection-at-the-end",
+        V1,
+        {"conflicts": ["ops vs product"], "tentative": ["maybe batch"]},
+        V1
+        + "\n### Conflicts encountered\n- ops vs product\n"
+        + "\n### Tentative (low confidence \u2014 review)\n- maybe batch\n",
+    ),
+    (
+        "low-confidence-goes-to-tentative-tagged",
+        V1,
+        {"gotchas": [{"text": "clock skew", "confidence": 0.4}]},
+        V1 + "\n### Tentative (low confidence \u2014 review)\n- [gotcha] clock skew"
+        " (confidence: 0.40)\n",
+    ),
+    (
+        "v2-entries-are-typed",
+        V2,
+        {"gotchas": [{"text": "duplicates arrive", "confidence": 0.9}]},
+        V2 + "- [gotcha] duplicates arrive (confidence: 0.90)\n",
+    ),
+    (
+        "an-empty-subsection-takes-it-under-its-heading",
+        "## Epic: FEAT-1 — X\n\n### Gotchas discovered\n\n### Patterns that worked\n- p\n",
+        {"gotchas": ["g"]},
+        "## Epic: FEAT-1 — X\n\n### Gotchas discovered\n- g\n\n### Patterns that worked\n- p\n",
+    ),
+    (
+        "an-epic-without-subsections-or-final-newline",
+        "## Epic: FEAT-1 — X\n**Completed:** 2026-01-01",
+        {"patterns": ["p"]},
+        "## Epic: FEAT-1 — X\n**Completed:** 2026-01-01\n\n### Patterns that worked\n- p",
+    ),
+    (
+        "the-next-epic-and-a-title-stay-put",
+        "# T\n\n" + V1 + "\n## Epic: FEAT-2 — Y\n\n### Gotchas discovered\n- y\n",
+        {"gotchas": ["z"]},
+        "# T\n\n"
+        + V1.replace("three days\n", "three days\n- z\n")
+        + "\n## Epic: FEAT-2 — Y\n\n### Gotchas discovered\n- y\n",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "fields", "expected"), [c[1:] for c in CASES], ids=[c[0] for c in CASES]
+)
+def test_append_lays_out(text: str, fields: dict[str, Any], expected: str) -> None:
+    result = appended(text, **fields)
+    assert result.text == expected
+    assert result.skipped == ()
+    given_texts = [
+        value if isinstance(value, str) else value["text"]
+        for field in pm_write_epic.LIST_FIELDS
+        for value in fields.get(field, [])
+    ]
+    assert sorted(item.text for _label, item in result.added) == sorted(given_texts)
+
+
+def test_entries_already_there_are_skipped_case_and_spacing_aside() -> None:
+    result = appended(
+        V1,
+        gotchas=["Retries  LAST three days", "new one", "NEW   one"],
+        tentative=["store the raw event first"],
+    )
+    assert result.text == V1.replace("three days\n", "three days\n- new one\n")
+    assert [(s.item.where, s.label) for s in result.skipped] == [
+        ("gotchas[0]", "gotchas"),
+        ("gotchas[2]", "gotchas"),
+        ("tentative[0]", "patterns"),
+    ]
+
+
+def test_nothing_new_returns_the_text_unchanged() -> None:
+    result = appended(V1, gotchas=["retries last three days"])
+    assert result.text == V1 and result.added == ()
+
+
+def test_the_key_ignores_case_spacing_and_cleaning() -> None:
+    assert entry_key("Stripe  sends\tDUPLICATE events") == entry_key(
+        "stripe sends duplicate events"
+    )
+    assert entry_key("a\u200bb") == entry_key("ab")
+    assert entry_key("a b") != entry_key("ab")
+
+
+def test_an_open_fence_is_refused() -> None:
+    text = V1.replace("- store the raw event first\n", "```\n- store the raw event first\n")
+    with pytest.raises(AppendRefused, match="nothing was written"):
+        appended(text, patterns=["another"])
+
+
+def test_an_epic_twice_in_the_file_is_refused() -> None:
+    with pytest.raises(pm_write_epic.DuplicateEpic, match=r"FEAT-1 is in the file 2 times"):
+        epic_named(V1 + "\n" + V1, "FEAT-1")
+    assert epic_named(V1, "FEAT-9") is None
+
+
+# Properties: only lines are inserted, nothing on file is lost or reordered, and a repeated
+# append changes nothing.
+
+WORD = st.text(st.sampled_from("abcXYZ 0'\"`$\\{}<>|:#-"), min_size=1, max_size=12).filter(
+    lambda t: t.strip(" -#") and not t.lstrip().startswith(("#", "-", "`", "<", "["))
+)
+SUBSECTION = st.tuples(
+    st.sampled_from(
+        [
+            "Architectural decisions",
+            "Gotchas discovered",
+            "Anti-patterns to avoid",
+            "Patterns that worked",
+            "Conflicts encountered",
+            "Tentative (low confidence \u2014 review)",
+            "Cross-cutting concerns",
+            "gotchas",
+        ]
+    ),
+    st.lists(WORD, max_size=3),
+    st.integers(0, 2),
+)
+EPIC = st.tuples(
+    st.booleans(), st.lists(SUBSECTION, max_size=5, unique_by=lambda s: s[0]), st.booleans()
+)
+
+
+def epic_text(epic_id: str, v2: bool, subsections: list[tuple[str, list[str], int]]) -> str:
+    lines = [f"## Epic: {epic_id} \u2014 Intent {epic_id}"]
+    lines.append(
+        f"<!-- af-memory:v2 epic={epic_id} items=1 completed=2026-01-01T00:00:00Z -->\nSummary."
+        if v2
+        else "**Completed:** 2026-01-01T00:00:00Z"
+    )
+    for heading, items, blanks in subsections:
+        lines.append(f"\n### {heading}")
+        lines.extend(f"- {'[gotcha] ' if v2 else ''}{item}" for item in items)
+        lines.extend([""] * blanks)
+    return "\n".join(lines) + "\n"
+
+
+FILE = st.tuples(
+    st.sampled_from(["", "# Permanent memory\n\nhand-written notes\n\n"]),
+    st.lists(EPIC, min_size=1, max_size=3),
+    st.sampled_from(["", "\n", "\n\n# After\n"]),
+)
+ITEM = st.one_of(
+    WORD, st.builds(lambda t, c: {"text": t, "confidence": c}, WORD, st.sampled_from([0.3, 0.9]))
+)
+FIELDS = st.fixed_dictionaries(
+    {}, optional={field: st.lists(ITEM, max_size=3) for field in pm_write_epic.LIST_FIELDS}
+)
+
+
+def build_file(parts: tuple[str, list[tuple[bool, list[Any], bool]], str]) -> str:
+    head, epics, tail = parts
+    return (
+        head
+        + "\n".join(epic_text(f"E-{n}", v2, subs) for n, (v2, subs, _) in enumerate(epics))
+        + tail
+    )
+
+
+def is_subsequence(old: list[str], new: list[str]) -> bool:
+    found = iter(new)
+    return all(any(line == candidate for candidate in found) for line in old)
+
+
+@given(parts=FILE, fields=FIELDS, which=st.integers(0, 2))
+def test_append_only_inserts_lines_and_is_idempotent(
+    parts: tuple[str, list[tuple[bool, list[Any], bool]], str], fields: dict[str, Any], which: int
+) -> None:
+    text = build_file(parts)
+    epic_id = f"E-{which % len(parts[1])}"
+    try:
+        made, _notes = pm_write_epic.read_entry(
+            {"id": epic_id, **fields}, NOW, require_intent=False
+        )
+    except pm_write_epic.InvalidEntry:
+        return
+    epic = epic_named(text, epic_id)
+    assert epic is not None
+    before = pm_parse.parse_permanent(text)
+    result = append_entries(text, epic, made)
+    # Every line on file is still there, in the same order.
+    assert is_subsequence(text.split("\n"), result.text.split("\n"))
+    assert len(result.text.split("\n")) >= len(text.split("\n"))
+    after = pm_parse.parse_permanent(result.text)
+    assert [e.epic_id for e in after] == [e.epic_id for e in before]
+    for old, new in zip(before, after):
+        new_entries = {(s.label, s.heading): s.entries for s in new.subsections}
+        for sub in old.subsections:  # each subsection's entries come first, unchanged
+            assert new_entries[(sub.label, sub.heading)][: len(sub.entries)] == sub.entries
+        if old.epic_id != epic_id:
+            assert new.subsections == old.subsections
+    # Every item is in the epic now, written or skipped; skipped ones were there already.
+    mine = next(e for e in after if e.epic_id == epic_id)
+    held = {entry_key(t) for sub in mine.subsections for t in sub.entries}
+    assert {entry_key(item.text) for item in made.items} <= held
+    assert len(result.added) + len(result.skipped) == len(made.items)
+    # Again: nothing changes.
+    again = append_entries(result.text, mine, made)
+    assert again.text == result.text
+    assert again.added == ()
+    assert len(again.skipped) == len(made.items)
