@@ -168,6 +168,6 @@ def test_when_characters_rule_out_everything_it_says_so() -> None:
         "left out (and within the 300-character limit of a hook)"
     )
     assert lines[-1] == (
-        "everything is 630 characters, over the 300 a hook may print: archive old epics "
+        "everything is 707 characters, over the 300 a hook may print: archive old epics "
         "(permanent_memory.py archive) or shorten their first lines"
     )
