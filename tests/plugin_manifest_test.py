@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pm_limits
+import pm_recall
 import pytest
 from conftest import ROOT
 from support import HOOK_LIMIT, run_command
@@ -39,6 +40,16 @@ OPTIONS = {
     "stale_days": ("number", pm_limits.STALE_DAYS, "CLAUDE_PLUGIN_OPTION_STALE_DAYS"),
     "token_target": ("number", pm_limits.TOKEN_TARGET, "CLAUDE_PLUGIN_OPTION_TOKEN_TARGET"),
     "hard_cap": ("number", pm_limits.HARD_CAP, "CLAUDE_PLUGIN_OPTION_HARD_CAP"),
+    "recall_prompt_tokens": (
+        "number",
+        pm_recall.PROMPT_BUDGET,
+        "CLAUDE_PLUGIN_OPTION_RECALL_PROMPT_TOKENS",
+    ),
+    "recall_session_tokens": (
+        "number",
+        pm_recall.SESSION_BUDGET,
+        "CLAUDE_PLUGIN_OPTION_RECALL_SESSION_TOKENS",
+    ),
     "memory_dir": ("string", "memory", "CLAUDE_PLUGIN_OPTION_MEMORY_DIR"),
 }
 
@@ -51,6 +62,16 @@ NUMBER_RANGES = {
         pm_limits.MAX_OPTION_TOKENS,
     ),
     "hard_cap": (pm_limits.HARD_CAP, pm_limits.MIN_HARD_CAP, pm_limits.MAX_OPTION_TOKENS),
+    "recall_prompt_tokens": (
+        pm_recall.PROMPT_BUDGET,
+        pm_recall.MIN_BUDGET,
+        pm_recall.MAX_PROMPT_BUDGET,
+    ),
+    "recall_session_tokens": (
+        pm_recall.SESSION_BUDGET,
+        pm_recall.MIN_BUDGET,
+        pm_recall.MAX_SESSION_BUDGET,
+    ),
 }
 
 SEMVER = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z.-]+)?$")

@@ -49,6 +49,7 @@ def test_seed_example_records() -> None:
         heading_lines=(5, 9),
         completed_lines=(3,),
         marker_lines=(),
+        item_starts=((True, False), (True,)),
     )
     assert (second.epic_id, second.intent, second.start_line, second.end_line) == (
         "FEAT-008",

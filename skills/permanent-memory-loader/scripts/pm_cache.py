@@ -27,6 +27,9 @@ RENDER_MODULES = (
     "pm_parse.py",
     "pm_render.py",
     "pm_tokens.py",
+    "pm_recall.py",
+    "pm_recall_index.py",
+    "pm_recall_store.py",
     "memory_text.py",
 )
 HERE = os.path.dirname(os.path.abspath(__file__))

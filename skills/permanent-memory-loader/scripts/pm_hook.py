@@ -15,6 +15,8 @@ import memory_io
 import pm_cache
 import pm_file
 import pm_limits
+import pm_recall
+import pm_recall_hook
 from pm_cache import note
 
 TYPE_CHECKING = False
@@ -89,6 +91,14 @@ def every_turn() -> bool:
     return value in ("1", "true", "yes", "on")
 
 
+def recall_budgets() -> "tuple[int, int]":
+    """The recall block's tokens per prompt and per session (0 turns recall off)."""
+    return (
+        int_option("RECALL_PROMPT_TOKENS", pm_recall.PROMPT_BUDGET, pm_recall.MIN_BUDGET),
+        int_option("RECALL_SESSION_TOKENS", pm_recall.SESSION_BUDGET, pm_recall.MIN_BUDGET),
+    )
+
+
 def hook_context(payload: "dict[str, Any]") -> "tuple[str, str]":
     """The block this hook call should add to the model's context ("" for none), and the status
     line of the block for the user (what the session-start message says about it)."""
@@ -114,42 +124,72 @@ def hook_context(payload: "dict[str, Any]") -> "tuple[str, str]":
     folder = pm_cache.cache_dir()
     slot = pm_cache.block_slot(folder, path) if folder else ""
     cached = pm_cache.read_block(slot, key) if slot else None
-    if cached is not None:
+    event = payload.get("hook_event_name")
+    session_id = payload.get("session_id")
+    session = ""
+    if folder and isinstance(session_id, str) and session_id:
+        session = pm_cache.session_file(folder, session_id)
+    recall = None
+    if session and event in pm_recall_hook.EVENTS:
+        recall = pm_recall_hook.Recall(session, event, payload, recall_budgets())
+        recall.look_up(path, root, slot, key)
+    if cached is not None and (recall is None or recall.index is not None):
         block, status = cached
     else:
-        block, status = render_and_store(data, size, options, slot, key)
+        block, status = render_and_store(data, size, options, slot, key, recall)
     if len(block) >= HOOK_MAX_CHARS:
         note("block too large for a hook; nothing emitted")
         return "", ""
-    event = payload.get("hook_event_name")
+    sent = session_block(event, payload, folder, session, block, each_turn)
+    if recall is not None:
+        return recall.add_to(sent), status
+    return sent, status
+
+
+def session_block(
+    event: object,
+    payload: "dict[str, Any]",
+    folder: "str | None",
+    session: str,
+    block: str,
+    each_turn: bool,
+) -> str:
+    """The permanent-memory block if this hook call should send it, else ""."""
     if event == "SubagentStart":
-        return block, status  # a new context of its own: the block once, as it starts
-    session_id = payload.get("session_id")
-    if not (folder and isinstance(session_id, str) and session_id):
-        return block, status  # no session to remember what it was sent
-    state = pm_cache.session_file(folder, session_id)
+        return block  # a new context of its own: the block once, as it starts
+    if not (folder and session):
+        return block  # no session to remember what it was sent
     mark = pm_cache.sent_mark(block)
-    if pm_cache.was_sent(state, mark):
+    if pm_cache.was_sent(session, mark):
         if event == "UserPromptSubmit" and not each_turn:
-            return "", status  # this session already has this block
+            return ""  # this session already has this block
         if event == "SessionStart" and payload.get("source") == "resume":
             # A resumed transcript already holds it; clear and compact start afresh.
-            return "", status
-        return block, status
-    pm_cache.record_sent(state, mark)
-    return block, status
+            return ""
+        return block
+    pm_cache.record_sent(session, mark)
+    return block
 
 
 def render_and_store(
-    data: "bytes | None", size: int, options: "tuple[int, int, int]", slot: str, key: str
+    data: "bytes | None",
+    size: int,
+    options: "tuple[int, int, int]",
+    slot: str,
+    key: str,
+    recall: "pm_recall_hook.Recall | None" = None,
 ) -> "tuple[str, str]":
     """The cache miss: render the block (target, hard cap, stale days) and its status line for
-    the user, and cache both in slot under key ("" for no cache)."""
+    the user, and cache both in slot under key ("" for no cache); with recall, build its index
+    from the same epics and cache it too."""
     # Imported here: recording what a new session was sent must not load the renderer.
-    from pm_load import hook_block
+    from pm_load import hook_summary
 
-    target, hard_cap, stale_days = options
-    block, status, estimate_reason = hook_block(data, size, target, hard_cap, stale_days)
+    summary, status, tokenizer = hook_summary(data, size, *options)
+    block = summary.block.text
+    if recall is not None:
+        recall.build(summary.epics, data, block, tokenizer.count)
+    estimate_reason = tokenizer.problem
     if estimate_reason:
         # The block still keeps the hard cap, but is trimmed harder than it needs to be.
         note(f"token counts are estimates ({estimate_reason}); run permanent_memory.py doctor")

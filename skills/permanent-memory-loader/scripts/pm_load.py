@@ -95,16 +95,29 @@ def hook_status(summary: Summary, tokenizer: Tokenizer, now: datetime) -> str:
     return status
 
 
+def hook_summary(
+    data: bytes | None,
+    size: int,
+    target: int,
+    hard_cap: int,
+    stale_days: int,
+    tokenizer: Tokenizer | None = None,
+) -> tuple[Summary, str, Tokenizer]:
+    """The hook's cache miss: the summary for these options, now; the status line for the
+    user; and the tokenizer counted with (recall's index counts with it too)."""
+    budget = Budget(target=target, hard_cap=hard_cap, stale_days=stale_days)
+    # A hook counts at most about SKIP_TOKENS tokens: the bundled counter is done before
+    # tiktoken has loaded (scripts/bench measures both).
+    tokenizer = tokenizer or Tokenizer(bundled_first=True)
+    now = datetime.now(timezone.utc)
+    summary = summarise(data, size, budget, tokenizer, now)
+    return summary, hook_status(summary, tokenizer, now), tokenizer
+
+
 def hook_block(
     data: bytes | None, size: int, target: int, hard_cap: int, stale_days: int
 ) -> tuple[str, str, str]:
     """The hook's cache miss: the block for these options, now; the status line for the user;
     and why the count is only an estimate ("" when it is exact or nothing needed counting)."""
-    budget = Budget(target=target, hard_cap=hard_cap, stale_days=stale_days)
-    # A hook counts at most about SKIP_TOKENS tokens: the bundled counter is done before
-    # tiktoken has loaded (scripts/bench measures both).
-    tokenizer = Tokenizer(bundled_first=True)
-    now = datetime.now(timezone.utc)
-    summary = summarise(data, size, budget, tokenizer, now)
-    status = hook_status(summary, tokenizer, now)
+    summary, status, tokenizer = hook_summary(data, size, target, hard_cap, stale_days)
     return summary.block.text, status, tokenizer.problem

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import datetime, timedelta, timezone
 from typing import NamedTuple
 
@@ -170,6 +171,10 @@ class Epic(NamedTuple):
     heading_lines: tuple[int, ...] = ()
     completed_lines: tuple[int, ...] = ()
     marker_lines: tuple[int, ...] = ()
+    # For each of `subsections`, whether each of its entries starts an item (a list item, a v2
+    # entry, an unindented line) rather than continuing the one before it (an indented line
+    # without a list marker, such as `  Rationale: …`, or a line of a fenced block).
+    item_starts: tuple[tuple[bool, ...], ...] = ()
 
     def first_entry(self, label: str) -> str | None:
         """The first content line of the first subsection with this label that has one."""
@@ -277,6 +282,7 @@ def _parse_epic(heading_rest: str, lines: list[str], start: int, end: int) -> Ep
     schema = 1
     # (label, heading) -> entries, keeping first-seen order of subsections.
     sections: dict[tuple[str, str], list[str]] = {}
+    starts: dict[tuple[str, str], list[bool]] = {}  # parallel to sections: item_starts
     section_lines: dict[tuple[str, str], int] = {}  # (label, heading) -> its first `###` line
     unknown: list[tuple[int, str]] = []
     completed_line: int | None = None
@@ -294,6 +300,7 @@ def _parse_epic(heading_rest: str, lines: list[str], start: int, end: int) -> Ep
         if in_fence:
             if current is not None and line.strip():
                 sections[current].append(line.strip())
+                starts[current].append(False)
             continue
         title = subsection_heading(line)
         if title is not None:
@@ -306,6 +313,7 @@ def _parse_epic(heading_rest: str, lines: list[str], start: int, end: int) -> Ep
                 unknown.append((index, title))
             else:
                 sections.setdefault(current, [])
+                starts.setdefault(current, [])
                 section_lines.setdefault(current, index)
             continue
         marker = v2_marker(line)
@@ -337,10 +345,12 @@ def _parse_epic(heading_rest: str, lines: list[str], start: int, end: int) -> Ep
             continue
         if current is not None:
             sections[current].append(text)
+            starts[current].append(_starts_item(line))
         elif not in_subsection:
             tag = _entry_tag(line)
             if tag in _TAG_LABELS:
                 sections.setdefault((_TAG_LABELS[tag], ""), []).append(text)
+                starts.setdefault((_TAG_LABELS[tag], ""), []).append(True)
             elif want_summary:
                 summary = text
                 want_summary = False
@@ -363,7 +373,25 @@ def _parse_epic(heading_rest: str, lines: list[str], start: int, end: int) -> Ep
         heading_lines=tuple(heading_lines),
         completed_lines=tuple(completed_lines),
         marker_lines=tuple(marker_lines),
+        item_starts=tuple(tuple(starts[key]) for key in sections),
     )
+
+
+def _starts_item(line: str) -> bool:
+    """A content line starts an item unless it is indented and has no list marker."""
+    return line[:1] not in (" ", "\t") or _LIST_MARKER.match(line) is not None
+
+
+def entry_items(entries: Sequence[str], starts: Sequence[bool]) -> list[tuple[str, ...]]:
+    """A subsection's entries grouped into items (Epic.item_starts says where each starts): a
+    list item and the lines continuing it, such as its `  Rationale: …` line."""
+    items: list[list[str]] = []
+    for index, entry in enumerate(entries):
+        if not items or (starts[index] if index < len(starts) else True):
+            items.append([entry])
+        else:
+            items[-1].append(entry)
+    return [tuple(item) for item in items]
 
 
 def age_days(epic: Epic, now: datetime) -> float | None:

@@ -1,0 +1,87 @@
+# Prompt-time recall in the hook: find the cached index (its key is the block's and the
+# archive's content), build it on a miss with the block's epics and tokenizer, record what a
+# session received (the session-start block's lines included), and add the recall block after
+# the permanent-memory block on a prompt. Import-light, as pm_hook: a cache hit loads neither
+# the tokenizer nor the parser.
+# No `from __future__ import annotations`: it is an import too; annotations here are strings.
+import pm_recall
+import pm_recall_store
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from typing import Any
+
+    from pm_parse import Epic
+    from pm_recall import Index
+
+# The events recall takes part in: a session's start records what its block showed; a prompt
+# gets the entries relevant to it. (SubagentStart's input carries no task text in Claude Code
+# 2.1.332: docs/hooks.md.)
+EVENTS = ("SessionStart", "UserPromptSubmit")
+
+
+class Recall:
+    """One hook call's recall: its session's record, its event and input, its budgets."""
+
+    def __init__(
+        self, session: str, event: object, payload: "dict[str, Any]", budgets: "tuple[int, int]"
+    ) -> None:
+        self.record = pm_recall_store.session_record(session)
+        self.event = event
+        self.payload = payload
+        self.prompt_budget, self.session_budget = budgets
+        self.index: Index | None = None
+        self.slot = ""
+        self.key = ""
+        self.archives: list[tuple[str, bytes]] = []
+
+    def look_up(self, path: str, root: str, block_slot: str, block_key: str) -> None:
+        """Read the archive and the cached index (self.index stays None on a miss)."""
+        self.archives = pm_recall_store.archive_files(path, root)
+        self.key = pm_recall_store.index_key(
+            block_key, pm_recall_store.archive_digest(self.archives)
+        )
+        if block_slot:
+            self.slot = pm_recall_store.index_slot(block_slot)
+            self.index = pm_recall_store.read_index(self.slot, self.key)
+
+    def build(
+        self,
+        epics: "Sequence[Epic]",
+        data: "bytes | None",
+        block: str,
+        count: "Callable[[str], int]",
+    ) -> None:
+        """The cache miss: the index of the block's epics (read from data) and the archive's,
+        cached."""
+        from pm_load import decode
+        from pm_recall_index import index_files
+
+        lines = decode(data).split("\n") if data is not None and epics else []
+        self.index = index_files(epics, lines, self.archives, block, count)
+        if self.slot:
+            pm_recall_store.store_index(self.slot, self.key, self.index)
+
+    def add_to(self, sent: str) -> str:
+        """What this hook call sends: `sent` (the permanent-memory block or ""), then on a
+        prompt the recall block; the session's record updated."""
+        index = self.index
+        if index is None:
+            return sent
+        tokens, received = pm_recall_store.read_received(self.record)
+        before = (tokens, len(received))
+        if self.event == "SessionStart" and self.payload.get("source") != "resume":
+            tokens, received = 0, set()  # a new context: nothing of an earlier one is in it
+        if sent or self.event == "SessionStart":
+            received.update(entry[0] for entry in index["entries"] if entry[5])
+        extra = ""
+        prompt = self.payload.get("prompt")
+        if self.event == "UserPromptSubmit" and isinstance(prompt, str):
+            left = self.session_budget - tokens
+            extra, keys, used = pm_recall.recall(index, prompt, received, self.prompt_budget, left)
+            received.update(keys)
+            tokens += used
+        if (tokens, len(received)) != before or self.event == "SessionStart":
+            pm_recall_store.write_received(self.record, tokens, received)
+        return sent + extra

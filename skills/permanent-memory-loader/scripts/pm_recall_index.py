@@ -1,0 +1,212 @@
+# The recall index, built when the block is rendered (the hook's cache miss, `search`,
+# `inspect --prompt`): every entry of every epic of the memory file and of archive/*.md, each
+# cleaned as block lines are and counted exactly, with the postings pm_recall scores a prompt
+# against. BM25F over four fields (epic ID, intent, label, entry text), with each posting's
+# weight computed here once, so that a prompt only adds numbers up. Pure: texts and the token
+# counter in, the index out. references/recall.md explains the weights.
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
+
+import memory_io
+import memory_text
+import pm_recall
+from pm_parse import Epic, entry_items, parse_permanent
+from pm_render import SHOWN_ID_CHARS, STAMP, cut_line, safe_text
+
+Counter = Callable[[str], int]
+
+# BM25F: each field's weight and length normalisation, the saturation constant, and the
+# weight of an adjacent pair of terms (a phrase) relative to a word.
+FIELDS = ("id", "intent", "label", "text")
+FIELD_WEIGHTS = {"id": 0.5, "intent": 0.8, "label": 0.3, "text": 1.0}
+FIELD_B = {"id": 0.0, "intent": 0.3, "label": 0.0, "text": 0.75}
+K1 = 1.2
+PHRASE_WEIGHT = 0.6
+# A term in more than this share of the entries says nothing about which ones a prompt is
+# about: left out of the index (for files of at least COMMON_MIN_ENTRIES entries).
+COMMON_SHARE = 0.08
+COMMON_MIN_ENTRIES = 40
+# Bounds that keep building linear and small: the entries indexed (the newest first), the
+# characters of an entry that are scored, the header counts kept.
+MAX_ENTRIES = 5000
+MAX_SCORED_CHARS = 1000
+HEADER_COUNTS = 20
+MEMORY_SOURCE = "permanent_memory.md"
+
+
+class Source(NamedTuple):
+    name: str  # MEMORY_SOURCE, or archive/NAME.md
+    epics: Sequence[Epic]
+    lines: Sequence[str]  # the normalised text's lines, which the epics' line numbers index
+
+
+class Item(NamedTuple):
+    epic: Epic
+    label: str
+    text: str  # cleaned, on one line
+    first: str  # the first line as the block's sub-line shows it
+    source: str
+
+
+def items(source: Source) -> list[Item]:
+    """The source's entries, newest epic first: a v2 summary, then each subsection's items
+    (a list item with its continuation lines), in file order."""
+    found = []
+    for raw in reversed(source.epics):
+        epic = redacted(raw, source.lines)
+        if epic.summary and safe_text(epic.summary):
+            text = safe_text(epic.summary)
+            found.append(Item(epic, "summary", text, text, source.name))
+        for index, sub in enumerate(epic.subsections):
+            starts = epic.item_starts[index] if index < len(epic.item_starts) else ()
+            for parts in entry_items(sub.entries, starts):
+                text = safe_text(" ".join(parts))
+                if text:
+                    # The block shows a subsection's first entry cleaned on its own.
+                    found.append(Item(epic, sub.label, text, safe_text(parts[0]), source.name))
+    return found
+
+
+def redacted(epic: Epic, lines: Sequence[str]) -> Epic:
+    """The epic as read from its section with secrets redacted across lines, as `show` does (a
+    private key or a YAML block scalar spans lines; each entry alone would not show it is
+    one); the epic itself when there is nothing to redact."""
+    section = "\n".join(lines[epic.start_line : epic.end_line])
+    text, found = memory_text.redact_secrets(section)
+    if not found:
+        return epic
+    again = parse_permanent(text)
+    return again[0] if again else epic._replace(subsections=(), summary=None, item_starts=())
+
+
+def entry_key(label: str, text: str) -> str:
+    """What a session remembers of an entry it received: its content, wherever it is kept."""
+    return memory_io.digest(f"{label}\0{text}".encode("utf-8", "surrogatepass"))[:16]
+
+
+def recall_line(item: Item) -> str:
+    shown_id = cut_line(safe_text(item.epic.epic_id) or "?", SHOWN_ID_CHARS)
+    return cut_line(memory_text.neutralise_markup(f"{shown_id} {item.label}: {item.text}"))
+
+
+def block_line(label: str, first: str) -> str:
+    """The sub-line the session-start block shows for an entry (pm_render.sub_lines)."""
+    return cut_line(memory_text.neutralise_markup(f"  {label}: {first}"))
+
+
+def scored_text(text: str) -> str:
+    """The first MAX_SCORED_CHARS characters of text, cut at a space."""
+    if len(text) <= MAX_SCORED_CHARS:
+        return text
+    cut = text[:MAX_SCORED_CHARS]
+    return cut[: cut.rfind(" ")] if " " in cut else ""
+
+
+def field_terms(item: Item) -> dict[str, list[str]]:
+    return {
+        "id": pm_recall.terms(scored_text(safe_text(item.epic.epic_id))),
+        "intent": pm_recall.terms(scored_text(safe_text(item.epic.intent))),
+        "label": pm_recall.terms(item.label),
+        "text": pm_recall.terms(scored_text(item.text)),
+    }
+
+
+def idf(entries: int, frequency: int) -> float:
+    return math.log(1 + (entries - frequency + 0.5) / (frequency + 0.5))
+
+
+def build_index(sources: Sequence[Source], block: str, count: Counter) -> pm_recall.Index:
+    """The index of every entry of the sources (the memory file first, then the archive,
+    newest first), with which ones the session-start block shows."""
+    found = [item for source in sources for item in items(source)][:MAX_ENTRIES]
+    shown = set(block.split("\n"))
+    entries: list[pm_recall.Entry] = []
+    fields: list[dict[str, list[str]]] = []
+    ids: dict[str, list[int]] = {}
+    for number, item in enumerate(found):
+        line = recall_line(item)
+        in_block = block_line(item.label, item.first) in shown
+        key = entry_key(item.label, item.text)
+        entries.append(
+            (key, safe_text(item.epic.epic_id), item.label, line, count(line + "\n"), in_block,
+             item.source, item.text)
+        )  # fmt: skip
+        fields.append(field_terms(item))
+        folded = safe_text(item.epic.epic_id).casefold()
+        if any(c.isdigit() for c in folded) and len(folded) >= 3:
+            ids.setdefault(folded, []).append(number)
+    postings, common = weigh(fields)
+    total = len(entries)
+    return {
+        "format": pm_recall.INDEX_FORMAT,
+        "entries": entries,
+        "postings": postings,
+        "ids": {epic_id: tuple(numbers) for epic_id, numbers in ids.items()},
+        "unit": idf(max(total, 1), 1) / (1 + K1),
+        "stamp_tokens": count(STAMP + "\n"),
+        "header_tokens": tuple(
+            count(pm_recall.header(n) + "\n") for n in range(1, HEADER_COUNTS + 1)
+        ),
+        "common": common,
+    }
+
+
+def weigh(
+    fields: Sequence[dict[str, list[str]]],
+) -> tuple[dict[str, tuple[tuple[int, ...], tuple[float, ...]]], tuple[str, ...]]:
+    """BM25F postings of words and adjacent pairs: for each term, the entries that have it and
+    its weight in each; and the words left out as too common."""
+    total = len(fields)
+    lengths = {f: [len(entry[f]) for entry in fields] for f in FIELDS}
+    average = {f: (sum(lengths[f]) / total if total else 0.0) or 1.0 for f in FIELDS}
+    # term -> entry -> the field-weighted, length-normalised frequency
+    frequency: dict[str, dict[int, float]] = {}
+    for number, entry in enumerate(fields):
+        for name in FIELDS:
+            found = entry[name]
+            norm = 1 - FIELD_B[name] + FIELD_B[name] * len(found) / average[name]
+            weight = FIELD_WEIGHTS[name] / norm
+            for term in found:
+                per = frequency.setdefault(term, {})
+                per[number] = per.get(number, 0.0) + weight
+            for pair in pm_recall.pairs(found):
+                per = frequency.setdefault(pair, {})
+                per[number] = per.get(number, 0.0) + weight * PHRASE_WEIGHT
+    common = tuple(
+        sorted(
+            term
+            for term, per in frequency.items()
+            if " " not in term and total >= COMMON_MIN_ENTRIES and len(per) > COMMON_SHARE * total
+        )
+    )
+    left_out = set(common)
+    postings = {}
+    for term, per in frequency.items():
+        if term in left_out:
+            continue
+        rarity = idf(total, len(per))
+        numbers = tuple(sorted(per))
+        weights = tuple(round(rarity * per[n] / (K1 + per[n]), 4) for n in numbers)
+        postings[term] = (numbers, weights)
+    return postings, common
+
+
+def index_files(
+    epics: Sequence[Epic],
+    lines: Sequence[str],
+    archives: Sequence[tuple[str, bytes]],
+    block: str,
+    count: Counter,
+) -> pm_recall.Index:
+    """The index of the memory file's epics (none when the block skipped the file; `lines`
+    their text's) and of the archive files' (`archive/NAME.md`, bytes), newest file first."""
+    from pm_load import decode
+
+    sources = [Source(MEMORY_SOURCE, epics, lines)]
+    for name, data in archives:
+        text = decode(data)
+        sources.append(Source(name, parse_permanent(text), text.split("\n")))
+    return build_index(sources, block, count)

@@ -1,0 +1,139 @@
+# What prompt-time recall keeps on disk, all of it in the hook's cache folder: the archive
+# files read for the index and the digest of their content (part of the index's key), the
+# index cached beside the block (marshal: the hook's cache is per interpreter, and marshal is
+# the fastest reader a bare interpreter has), and each session's record of the entries it
+# received and the recall tokens it was sent. Import-light: the prompt hook's steady state
+# reads the index and the record through it.
+# No `from __future__ import annotations`: it is an import too; annotations here are strings.
+import marshal
+import os
+import sys
+
+import memory_io
+import pm_file
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pm_recall import Index
+
+INDEX_FORMAT = "pm-recall-1"
+INDEX_VERSION = 1  # pm_recall.INDEX_FORMAT (not imported: a cache miss checks it)
+SESSION_FORMAT = "pm-recall-session-1"
+ARCHIVE_DIR = "archive"
+# The archive read for recall: at most this many files (newest names first), each of at most
+# pm_file.CERTAIN_SKIP_BYTES, all together at most this many bytes; the rest is left out.
+MAX_ARCHIVE_FILES = 400
+MAX_ARCHIVE_BYTES = 4 * 1024 * 1024
+MAX_INDEX_BYTES = 256 * 1024 * 1024
+MAX_SESSION_BYTES = 1024 * 1024
+
+
+def archive_files(memory_path: str, root: str) -> "list[tuple[str, bytes]]":
+    """The archive's `*.md` files beside the memory file, as (`archive/NAME.md`, bytes), newest
+    name first, within the bounds above; a file that cannot be read (a link out of the project,
+    not a regular file, too large) is left out with a note."""
+    folder = os.path.join(os.path.dirname(memory_path), ARCHIVE_DIR)
+    try:
+        names = sorted((n for n in os.listdir(folder) if n.endswith(".md")), reverse=True)
+    except OSError:
+        return []
+    found = []
+    total = 0
+    for name in names[:MAX_ARCHIVE_FILES]:
+        if memory_io.is_temp_name(name):
+            continue
+        path = os.path.join(folder, name)
+        try:
+            data, size = pm_file.read_memory_file(path, root)
+        except (FileNotFoundError, IsADirectoryError):
+            continue
+        except OSError as exc:
+            memory_io.stderr_line(f"permanent-memory: cannot read {path}: {exc.strerror or exc}")
+            continue
+        if data is None or total + size > MAX_ARCHIVE_BYTES:
+            memory_io.stderr_line(f"permanent-memory: {path} left out of recall: too large")
+            continue
+        total += size
+        found.append((ARCHIVE_DIR + "/" + name, data))
+    return found
+
+
+def archive_digest(files: "list[tuple[str, bytes]]") -> str:
+    """What the archive's content adds to the index's key."""
+    parts = [name + "\0" + memory_io.digest(data) for name, data in files]
+    return memory_io.digest("\0".join(parts).encode("utf-8", "surrogatepass"))
+
+
+def index_key(block_key: str, archive: str) -> str:
+    """The index's key: the block's (code, day, options, the memory file), the archive's
+    content and the interpreter's marshal format."""
+    return memory_io.digest(f"{block_key}|{archive}|{marshal.version}|{sys.version}".encode())
+
+
+def index_slot(block_slot: str) -> str:
+    """The index's file, beside the block's entry: blocks/X.txt -> recall/X.bin."""
+    name = os.path.basename(block_slot).rsplit(".", 1)[0]
+    return os.path.join(os.path.dirname(os.path.dirname(block_slot)), "recall", name + ".bin")
+
+
+def read_index(slot: str, key: str) -> "Index | None":
+    """The index stored under key, or None when absent, stale, truncated or corrupt."""
+    try:
+        with open(slot, "rb") as handle:
+            entry = handle.read(MAX_INDEX_BYTES)
+    except OSError:
+        return None
+    header, _, body = entry.partition(b"\n")
+    fields = header.split(b" ")
+    if len(fields) != 4 or fields[0] != INDEX_FORMAT.encode() or fields[1] != key.encode():
+        return None
+    if fields[2] != str(len(body)).encode() or fields[3] != memory_io.digest(body).encode():
+        return None
+    try:
+        index = marshal.loads(body)
+    except (ValueError, EOFError, TypeError):
+        return None
+    if not isinstance(index, dict) or index.get("format") != INDEX_VERSION:
+        return None
+    found: Index = index  # type: ignore[assignment]  # written by store_index, checked above
+    return found
+
+
+def store_index(slot: str, key: str, index: "Index") -> None:
+    body = marshal.dumps(index)  # type: ignore[arg-type]  # a dict of builtin values
+    header = f"{INDEX_FORMAT} {key} {len(body)} {memory_io.digest(body)}\n".encode()
+    try:
+        os.makedirs(os.path.dirname(slot), mode=0o700, exist_ok=True)
+        memory_io.atomic_write(slot, header + body, durable=False)
+    except (OSError, memory_io.MemoryIOError):
+        # Not said: the block's entry in the same folder says it (pm_cache.store_block), and
+        # the index is only built again.
+        pass
+
+
+def session_record(session_file: str) -> str:
+    return session_file + ".recall"
+
+
+def read_received(record: str) -> "tuple[int, set[str]]":
+    """The recall tokens this session was sent and the keys of the entries it received."""
+    try:
+        with open(record, "rb") as handle:
+            text = handle.read(MAX_SESSION_BYTES).decode("ascii")
+    except (OSError, UnicodeDecodeError):
+        return 0, set()
+    lines = text.split("\n")
+    head = lines[0].split(" ")
+    if len(head) != 2 or head[0] != SESSION_FORMAT or not head[1].isdigit():
+        return 0, set()
+    return int(head[1]), set(line for line in lines[1:] if line)
+
+
+def write_received(record: str, tokens: int, keys: "set[str]") -> None:
+    text = f"{SESSION_FORMAT} {tokens}\n" + "".join(key + "\n" for key in sorted(keys))
+    try:
+        os.makedirs(os.path.dirname(record), mode=0o700, exist_ok=True)
+        memory_io.atomic_write(record, text.encode("ascii"), durable=False)
+    except (OSError, memory_io.MemoryIOError):
+        # Not said: the session's block mark in the same folder says it (pm_cache.record_sent).
+        pass
