@@ -1,6 +1,6 @@
-"""The plugin's manifests and hook wiring, checked without the Claude Code CLI.
+"""The plugin's manifests and hook wiring, checked without the Claude Code or Codex CLI.
 
-(The real CLI validates and runs them in e2e_claude_code_test.py.)
+(The real CLIs validate and run them in e2e_claude_code_test.py and e2e_codex_test.py.)
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ from support import HOOK_LIMIT, run_command
 PLUGIN_JSON = ROOT / ".claude-plugin" / "plugin.json"
 MARKETPLACE_JSON = ROOT / ".claude-plugin" / "marketplace.json"
 HOOKS_JSON = ROOT / "hooks" / "hooks.json"
+CODEX_PLUGIN_JSON = ROOT / ".codex-plugin" / "plugin.json"
+CODEX_MARKETPLACE_JSON = ROOT / ".agents" / "plugins" / "marketplace.json"
 
 LOADER_HOOK = (
     'python3 "${CLAUDE_PLUGIN_ROOT}/skills/permanent-memory-loader/scripts/'
@@ -103,6 +105,7 @@ def test_versions_agree_with_pyproject() -> None:
     assert plugin["version"] == version
     assert entry["version"] == version
     assert market["metadata"]["version"] == version
+    assert _load(CODEX_PLUGIN_JSON)["version"] == version
 
 
 def test_plugin_manifest_fields() -> None:
@@ -227,3 +230,36 @@ def test_budget_options_are_the_loaders_limits() -> None:
         for key in NUMBER_RANGES
     }
     assert shown == NUMBER_RANGES
+
+
+# --- the same plugin for Codex ------------------------------------------------------------------
+
+# Fields both manifests carry, with the same meaning.
+SHARED_FIELDS = ("name", "version", "description", "author", "license", "repository", "keywords")
+
+
+def test_codex_manifest_is_the_same_plugin() -> None:
+    claude = _load(PLUGIN_JSON)
+    codex = _load(CODEX_PLUGIN_JSON)
+    assert {k: codex[k] for k in SHARED_FIELDS} == {k: claude[k] for k in SHARED_FIELDS}
+    # Paths must start with "./" (Codex refuses others) and lead to the same folders.
+    assert codex["skills"] == "./skills/"
+    skills = sorted(p.parent.name for p in (ROOT / "skills").glob("*/SKILL.md"))
+    assert skills == ["permanent-memory-loader", "ski-memory-manager"]
+    assert codex["hooks"] == "./hooks/hooks.json"
+    assert (ROOT / codex["hooks"]).resolve() == HOOKS_JSON.resolve()
+    interface = codex["interface"]
+    assert interface["displayName"] == "project-memory"
+    assert interface["shortDescription"] and len(interface["shortDescription"]) <= 120
+    # Codex has no plugin options; the hooks read the same variables from the environment.
+    assert "userConfig" not in codex
+
+
+def test_codex_marketplace_is_the_repository_itself() -> None:
+    market = _load(CODEX_MARKETPLACE_JSON)
+    assert market["name"] == _load(MARKETPLACE_JSON)["name"] == "project-memory"
+    [entry] = market["plugins"]
+    assert entry["name"] == "project-memory"
+    # The plugin root is the repository root, where .codex-plugin/ is.
+    assert entry["source"] == {"source": "local", "path": "./"}
+    assert entry["policy"] == {"installation": "AVAILABLE", "authentication": "ON_INSTALL"}

@@ -51,6 +51,7 @@ COVERED_ELSEWHERE = {
     TEST_COMMAND: "tests/dev_test.py",  # and .ci/run runs it verbatim
     "python3 -m pip install": "tests/pip_install_test.py",
     "npx skillmds add": "tests/e2e_skillmds_test.py",
+    "codex ": "tests/e2e_codex_test.py",  # runs the README's codex lines in the real Codex CLI
 }
 
 
