@@ -4,7 +4,8 @@
 Both create or reuse `.venv/` at the repository root, so they need only `python3` (>= 3.9)
 and access to PyPI; `test` also installs the pinned npm clients for the end-to-end checks
 when `npm` is on PATH. `sync-shared` writes the skills' copies of the modules in `shared/`
-(`--check`: only say which copy differs).
+(`--check`: only say which copy differs). `skill-zips [--out DIR]` writes one zip per skill for
+uploading to Claude.ai (default folder `dist/skills/`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import venv
+import zipfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -39,7 +42,16 @@ MIN_PIP = (21, 3)
 # The test extras include everything the base install has, so a venv set up by `test`
 # serves `demo` too.
 SUPERSETS = {"": ("", "test"), "test": ("test",)}
-USAGE = "usage: python3 scripts/dev.py demo | test [pytest args ...] | sync-shared [--check]"
+USAGE = (
+    "usage: python3 scripts/dev.py demo | test [pytest args ...] | sync-shared [--check]"
+    " | skill-zips [--out DIR]"
+)
+SKILLS = ROOT / "skills"
+ZIPS = ROOT / "dist" / "skills"
+# What a skill folder may hold that the skill does not need: bytecode the hooks leave behind.
+ZIP_SKIP_DIRS = frozenset({"__pycache__"})
+ZIP_SKIP_SUFFIXES = (".pyc", ".pyo")
+ZIP_DATE = (1980, 1, 1, 0, 0, 0)  # a fixed stamp: the same folder always gives the same zip
 
 
 class DevError(Exception):
@@ -186,6 +198,48 @@ def sync_shared(
     return 1 if check and stale else 0
 
 
+def skill_files(folder: Path) -> list[Path]:
+    """The files of a skill folder that go into its zip, sorted; a link is an error."""
+    found = []
+    for path in sorted(folder.rglob("*")):
+        relative = path.relative_to(folder)
+        if ZIP_SKIP_DIRS & set(relative.parts) or path.name.endswith(ZIP_SKIP_SUFFIXES):
+            continue
+        if path.is_symlink():
+            raise DevError(f"{path} is a link; a skill zip holds regular files only")
+        if path.is_file():
+            found.append(path)
+    return found
+
+
+def write_skill_zip(folder: Path, out: Path) -> Path:
+    """`out/<skill>.zip`: the skill folder at the root of the archive, as Claude.ai takes it."""
+    target = out / f"{folder.name}.zip"
+    handle, temporary = tempfile.mkstemp(dir=out, prefix=f".{folder.name}.", suffix=".zip")
+    os.close(handle)
+    try:
+        with zipfile.ZipFile(temporary, "w", zipfile.ZIP_DEFLATED) as archive:
+            for path in skill_files(folder):
+                name = f"{folder.name}/{path.relative_to(folder).as_posix()}"
+                info = zipfile.ZipInfo(name, date_time=ZIP_DATE)
+                info.external_attr = (path.stat().st_mode & 0o777) << 16
+                info.compress_type = zipfile.ZIP_DEFLATED
+                archive.writestr(info, path.read_bytes())
+        os.replace(temporary, target)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+    return target
+
+
+def skill_zips(out: Path, skills: Path = SKILLS) -> list[Path]:
+    folders = sorted(p.parent for p in skills.glob("*/SKILL.md"))
+    if not folders:
+        raise DevError(f"no skill folders (*/SKILL.md) in {skills}")
+    out.mkdir(parents=True, exist_ok=True)
+    return [write_skill_zip(folder, out) for folder in folders]
+
+
 def demo(python: Path) -> int:
     env = env_with_venv(os.environ, VENV)
     first = subprocess.run(
@@ -219,7 +273,7 @@ def test(python: Path, pytest_args: Sequence[str]) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    if not args or args[0] not in ("demo", "test", "sync-shared"):
+    if not args or args[0] not in ("demo", "test", "sync-shared", "skill-zips"):
         print(USAGE, file=sys.stderr)
         return 2
     command, rest = args[0], args[1:]
@@ -233,6 +287,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         return sync_shared(check=bool(rest))
     try:
+        if command == "skill-zips":
+            if rest and (len(rest) != 2 or rest[0] != "--out"):
+                print(USAGE, file=sys.stderr)
+                return 2
+            for written in skill_zips(Path(rest[1]) if rest else ZIPS):
+                print(written)
+            return 0
         if command == "demo":
             if rest:
                 print(USAGE, file=sys.stderr)

@@ -22,7 +22,8 @@ def test_no_command_prints_usage_and_exits_2(capsys: pytest.CaptureFixture[str])
     assert dev.main([]) == 2
     assert capsys.readouterr() == (
         "",
-        "usage: python3 scripts/dev.py demo | test [pytest args ...] | sync-shared [--check]\n",
+        "usage: python3 scripts/dev.py demo | test [pytest args ...] | sync-shared [--check]"
+        " | skill-zips [--out DIR]\n",
     )
 
 

@@ -503,6 +503,59 @@ def test_install_lists_the_skills_and_the_trusted_hooks_add_both_blocks(
     print(f"\nshown to the user at session start: {shown[0]}")
 
 
+RECALL_PROMPT = "how do we dedupe webhook retries on the event id and check the signature?"
+
+
+def expected_turns(
+    project: Path, env: Mapping[str, str], data: Path, prompts: Sequence[str]
+) -> list[str]:
+    """What the loader's UserPromptSubmit hook adds to each prompt of one session, run by hand
+    (after a SessionStart that gave the session its block)."""
+    loader = ROOT / "skills" / "permanent-memory-loader" / "scripts" / "permanent_memory.py"
+    hook_env = {**env, "CLAUDE_PLUGIN_DATA": str(data)}
+    session = f"expected-{uuid.uuid4().hex}"
+    added = []
+    events = [("SessionStart", {"source": "startup"})]
+    events += [("UserPromptSubmit", {"prompt": prompt}) for prompt in prompts]
+    for event, extra in events:
+        hook_input = {"session_id": session, "cwd": str(project), "hook_event_name": event, **extra}
+        result = run_command(
+            [sys.executable, loader, "hook"],
+            env=hook_env,
+            stdin=json.dumps(hook_input).encode(),
+            cwd=project,
+            timeout=TIMEOUT,
+        )
+        assert result.code == 0, result.err
+        out = json.loads(result.out) if result.out.strip() else {}
+        added.append(out.get("hookSpecificOutput", {}).get("additionalContext", ""))
+    return added[1:]
+
+
+def test_prompt_time_recall_reaches_the_model(
+    codex_bin: Path, responses_api: FakeResponses, tmp_path: Path
+) -> None:
+    user = installed_user(codex_bin, responses_api, tmp_path)
+    project = demo_copy(tmp_path)
+    user.trust_hooks(project)
+    prompts = [f"e2e prompt {uuid.uuid4().hex}", RECALL_PROMPT]
+    expected = expected_turns(project, hook_env(user), tmp_path / "expected-data", prompts)
+    assert expected[0] == ""
+    assert expected[1].startswith("[permanent-memory | trust:file]\nRelevant to this prompt"), (
+        expected
+    )
+    with AppServer(user.codex, user.env, project) as server:
+        server.session(project, prompts, lambda number: None)
+    body = next(
+        b
+        for b in responses_api.response_requests()
+        if any(RECALL_PROMPT in t for t in all_texts(b))
+    )
+    turn = new_turn_texts(body)
+    assert turn == [RECALL_PROMPT, expected[1]], turn
+    print(f"\nrecall for {RECALL_PROMPT!r}, as sent:\n{expected[1]}")
+
+
 # --- the model writes memory -------------------------------------------------------------------
 
 

@@ -50,6 +50,11 @@ COVERED_ELSEWHERE = {
     DEMO_COMMAND: "tests/readme_test.py",  # test_first_command_shows_both_blocks below
     TEST_COMMAND: "tests/dev_test.py",  # and .ci/run runs it verbatim
     "python3 -m pip install": "tests/pip_install_test.py",
+    "python3 scripts/dev.py skill-zips": "tests/skill_zips_test.py",  # writes dist/skills/
+    # skillmds' Codex target, checked with the real Codex CLI listing the installed skills.
+    "npx skillmds add project-memory/project-memory --project --agent codex": (
+        "tests/e2e_codex_test.py"
+    ),
     "npx skillmds add": "tests/e2e_skillmds_test.py",
     "codex ": "tests/e2e_codex_test.py",  # runs the README's codex lines in the real Codex CLI
 }
