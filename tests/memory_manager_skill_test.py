@@ -39,7 +39,7 @@ def test_front_matter() -> None:
 
 def test_every_command_in_skill_md_runs(tmp_path: Path) -> None:
     commands = blocks(SKILL_MD, "bash")
-    assert len(commands) == 3
+    assert len(commands) == 4
     # Every command starts as the allowed-tools rule does, so none asks for permission.
     assert all(
         c.startswith('python3 "${CLAUDE_SKILL_DIR}/scripts/memory_manager.py" ') for c in commands
@@ -47,7 +47,13 @@ def test_every_command_in_skill_md_runs(tmp_path: Path) -> None:
     assert "save --yaml - <<'YAML'\n" in commands[1]
     project = tmp_path / "project"
     (project / "memory").mkdir(parents=True)
-    env = clean_env(CLAUDE_SKILL_DIR=str(SKILL), CLAUDE_PROJECT_DIR=str(project))
+    # What Claude Code fills in for a plugin's skill: the session id, the plugin's data folder.
+    env = clean_env(
+        CLAUDE_SKILL_DIR=str(SKILL),
+        CLAUDE_PROJECT_DIR=str(project),
+        CLAUDE_SESSION_ID="e2f4c6a8-0000-4000-8000-000000000001",
+        CLAUDE_PLUGIN_DATA=str(tmp_path / "data"),
+    )
     outputs = []
     for command in commands:
         result = run_command(["bash", "-c", command], env=env, cwd=project, timeout=120)
@@ -60,6 +66,12 @@ def test_every_command_in_skill_md_runs(tmp_path: Path) -> None:
     assert snapshot.checkpoint_decisions == {"CP-S1": mm_snapshot.Decision("B", "Added 2 triggers")}
     assert snapshot.key_decisions == ("Refunds stay in the ledger service, not the card gateway",)
     assert outputs[2].startswith("PROJECT      SESSION           STATUS       CHECKPOINT")
+    assert " pause --session-id " in commands[3]
+    [paused] = [p for p in (project / "memory").glob("*-project.md")]
+    assert outputs[3] == f"{paused}\n"
+    snapshot = mm_snapshot.parse_snapshot(paused.read_text(encoding="utf-8"))
+    assert (snapshot.mode, snapshot.status) == ("express", "paused")
+    assert snapshot.active_state.startswith("Done: events are stored")
     # The resume block shown in SKILL.md is what load-last prints.
     shown = blocks(SKILL_MD, "text")[0].split("\n")
     assert shown[0] == "[session-memory | trust:file]"

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 # --help lists them in this order, each with its module's HELP.
 COMMANDS = {
     "save": "mm_save",
+    "pause": "mm_pause",
     "load-last": "mm_load_last",
     "list": "mm_list",
     "hook": "mm_hook",

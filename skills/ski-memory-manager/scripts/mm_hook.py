@@ -219,6 +219,12 @@ def hook() -> int:
     except BaseException as exc:  # the hook boundary: never break the session, whatever it is
         say(f"ski-memory-manager hook: {type(exc).__name__}: {exc}")
     try:
+        import mm_session
+
+        mm_session.record_start(payload, os.environ, time.time())  # for `pause`
+    except BaseException as exc:  # the hook boundary: never break the session, whatever it is
+        say(f"ski-memory-manager hook: cannot record the session's start: {exc}")
+    try:
         permanent = permanent_context(payload)
     except BaseException as exc:  # the loader's part (a tokenizer's panic is a BaseException)
         say(f"ski-memory-manager hook: permanent memory: {type(exc).__name__}: {exc}")

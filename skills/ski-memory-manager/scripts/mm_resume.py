@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 import memory_io
 import mm_cli
 import mm_render
+import mm_session
 import mm_snapshot
 import mm_store
 
@@ -113,4 +114,7 @@ def resume_and_store(
         valid_until = now + min(changes) if changes else None
         made_block = (made.block, made.status)
         mm_hook.store_resume(slot, key, valid_until, memory_dir, names, files, made_block)
+    starts = mm_session.starts_dir(env)
+    if starts is not None:
+        mm_session.prune_starts(starts, now)  # on a miss, as the loader prunes its marks
     return made.block, made.status

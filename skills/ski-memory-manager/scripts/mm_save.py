@@ -19,6 +19,7 @@ from mm_errors import CommandError
 
 if TYPE_CHECKING:
     import argparse
+    from datetime import datetime
 
 SIZE_WARNING = 2048  # bytes; snapshots are meant to be 1-2 KB
 CREATE_DIR_HINT = "to create it, run the same save again with --create-dir"
@@ -82,12 +83,27 @@ def save(args: argparse.Namespace) -> int:
     if data.get("session_timestamp") is None and data.get("project_name") is not None:
         data["session_timestamp"] = mm_snapshot.session_stamp(now)
     update = mm_update.parse_input(data)
+    note_computed_fields(data)
+    memory_dir = memory_dir_for_save(args.memory_dir, data.get("memory_dir"))
+    if not memory_dir.is_dir() and not args.create_dir:
+        raise CommandError(f"memory directory not found at {memory_dir}", CREATE_DIR_HINT)
+    return store(update, memory_dir, now, args.format)
+
+
+def note_computed_fields(data: dict[str, object]) -> None:
     for key in mm_update.COMPUTED_FIELDS:
         if data.get(key) is not None:
             mm_cli.say(f"note: {key} is computed by the memory manager; ignoring the given value")
-    memory_dir = _memory_dir_for_save(args.memory_dir, data.get("memory_dir"))
-    if not memory_dir.is_dir() and not args.create_dir:
-        raise CommandError(f"memory directory not found at {memory_dir}", CREATE_DIR_HINT)
+
+
+def store(
+    update: mm_update.Update,
+    memory_dir: Path,
+    now: datetime,
+    output_format: str,
+) -> int:
+    """Write the update into memory_dir (created when missing), under its lock; print the path
+    (or the JSON result)."""
     mm_frontmatter.require_yaml()
     if not memory_dir.is_dir():
         create_memory_dir(memory_dir)
@@ -109,7 +125,7 @@ def save(args: argparse.Namespace) -> int:
                 "(summaries, not the full record)"
             )
         memory_io.atomic_write(path, encoded, mode)
-    if args.format == "json":
+    if output_format == "json":
         mm_cli.print_json(
             {
                 "path": str(path),
@@ -141,7 +157,7 @@ def create_memory_dir(memory_dir: Path) -> None:
     mm_cli.say(f"note: created {memory_dir}")
 
 
-def _memory_dir_for_save(flag: str | None, from_input: object) -> Path:
+def memory_dir_for_save(flag: str | None, from_input: object) -> Path:
     if flag is not None:
         return Path(flag)
     if from_input is not None:
