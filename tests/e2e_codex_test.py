@@ -556,6 +556,44 @@ def test_prompt_time_recall_reaches_the_model(
     print(f"\nrecall for {RECALL_PROMPT!r}, as sent:\n{expected[1]}")
 
 
+def test_a_subagent_gets_the_permanent_memory_block_once(
+    codex_bin: Path, responses_api: FakeResponses, tmp_path: Path
+) -> None:
+    user = installed_user(codex_bin, responses_api, tmp_path)
+    project = demo_copy(tmp_path)
+    user.trust_hooks(project)
+    block = loader_block(project, hook_env(user))
+    prompt = f"e2e prompt {uuid.uuid4().hex}"
+    task = f"subagent task {uuid.uuid4().hex}"
+
+    def spawn(body: dict[str, Any]) -> list[Item]:
+        return [dict(function_call("spawn_agent", {"message": task}), namespace="multi_agent_v1")]
+
+    def wait(body: dict[str, Any]) -> list[Item]:
+        [spawned] = new_outputs(body)
+        agent = json.loads(spawned.text)["agent_id"]
+        call = function_call("wait_agent", {"targets": [agent], "timeout_ms": 30000})
+        return [dict(call, namespace="multi_agent_v1")]
+
+    def main_turn(body: Mapping[str, Any]) -> bool:
+        return any(prompt in t for t in all_texts(body))
+
+    responses_api.responder = ScriptedModel(
+        [spawn, wait, lambda body: [message("Done.")]], is_main=main_turn
+    )
+    user.exec(project, prompt)
+    responses_api.responder = None
+    bodies = responses_api.response_requests()
+    subagent = [b for b in bodies if not main_turn(b) and any(task in t for t in all_texts(b))]
+    main = [b for b in bodies if main_turn(b)]
+    assert len(main) == 3 and subagent, [len(main), len(subagent)]
+    assert copies(block, all_texts(main[-1])) == 1, stamped(all_texts(main[-1]))
+    first = all_texts(subagent[0])
+    assert copies(block, first) == 1, stamped(first)
+    assert block + "\n" in developer_texts(subagent[0]), stamped(first)
+    assert copies("[session-memory | trust:file]", first) == 0, stamped(first)
+
+
 # --- the model writes memory -------------------------------------------------------------------
 
 
