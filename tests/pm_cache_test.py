@@ -47,6 +47,7 @@ def test_code_stamp_names_every_rendering_module() -> None:
     assert set(pm_cache.RENDER_MODULES) == {
         "pm_hook.py",
         "pm_cache.py",
+        "pm_evidence.py",
         "pm_file.py",
         "pm_fit.py",
         "pm_load.py",

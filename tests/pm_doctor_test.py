@@ -65,6 +65,7 @@ def test_all_good(tmp_path: Path, env: dict[str, str]) -> None:
         "tiktoken",
         "encoding",
         "cache",
+        "git",
         "project",
         "memory",
         "overrides",
@@ -81,6 +82,11 @@ def test_all_good(tmp_path: Path, env: dict[str, str]) -> None:
         "block: everything"
     )
     assert lines["overrides"].endswith("manual_overrides.md exists; it is never loaded")
+    git = shutil.which("git", path=env.get("PATH"))
+    assert lines["git"] == (
+        f"info  git       git found ({git}); the project is not the top of a git work tree, so "
+        "moves of the paths entries name are not looked up"
+    )
     assert not (tmp_path / "data").exists()  # doctor creates nothing
 
 

@@ -125,21 +125,21 @@ def test_every_turn(value: str, expected: bool, monkeypatch: pytest.MonkeyPatch)
 
 def test_render_and_store_writes_an_entry_the_hit_path_accepts(tmp_path: Path) -> None:
     slot = tmp_path / "cache" / "blocks" / "slot.txt"
+    options = (TOKEN_TARGET, HARD_CAP, 1000)
     block, status = pm_hook.render_and_store(
-        SEED,
-        len(SEED),
-        (TOKEN_TARGET, HARD_CAP, 1000),
-        str(slot),
-        "key-1",
+        SEED, len(SEED), options, str(slot), "content-1", str(tmp_path)
     )
     assert block.startswith(STAMP + "\nEpic FEAT-007 (JWT auth):\n")
     assert status == "2 epics, 80 tokens"
-    assert pm_cache.read_cache_entry(str(slot), "key-1") == f"{status}\n{block}"
+    key = pm_cache.block_key(options, "content-1", "")  # the seed names no paths
+    assert pm_cache.read_cache_entry(str(slot), key) == f"{status}\n{block}"
     assert pm_cache.read_cache_entry(str(slot), "key-2") is None
+    assert pm_cache.read_paths(str(slot), "content-1") == []
+    assert pm_cache.read_paths(str(slot), "content-2") is None
 
 
 def test_render_and_store_without_a_cache(tmp_path: Path) -> None:
-    block, _status = pm_hook.render_and_store(SEED, len(SEED), DEFAULTS, "", "")
+    block, _status = pm_hook.render_and_store(SEED, len(SEED), DEFAULTS, "", "", str(tmp_path))
     assert block.startswith(STAMP)
     assert list(tmp_path.iterdir()) == []
 
@@ -150,7 +150,9 @@ def test_render_and_store_reports_an_unwritable_cache(
     blocker = tmp_path / "file"
     blocker.write_text("")
     slot = blocker / "blocks" / "slot.txt"
-    block, _status = pm_hook.render_and_store(SEED, len(SEED), DEFAULTS, str(slot), "k")
+    block, _status = pm_hook.render_and_store(
+        SEED, len(SEED), DEFAULTS, str(slot), "k", str(tmp_path)
+    )
     assert block.startswith(STAMP)
     assert capsys.readouterr().err.startswith(
         f"permanent-memory hook: cannot write the cache in {slot.parent}: "

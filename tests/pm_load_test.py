@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from pathlib import Path
 
+import pm_evidence
 import pm_load
 import pytest
 from pm_limits import HARD_CAP, STALE_DAYS, TOKEN_TARGET
@@ -97,16 +98,17 @@ def test_the_estimate_widens_only_the_epic_line_limit() -> None:
     assert len(summary.block.text.encode()) <= HARD_CAP
 
 
-def test_hook_block_uses_the_clock_and_the_options() -> None:
-    text, status, estimate_reason = pm_load.hook_block(SEED, len(SEED), TOKEN_TARGET, HARD_CAP, 1)
+def test_hook_block_uses_the_clock_and_the_options(tmp_path: Path) -> None:
+    text, status, estimate_reason, evidence = pm_load.hook_block(
+        SEED, len(SEED), TOKEN_TARGET, HARD_CAP, 1, str(tmp_path)
+    )
     assert estimate_reason == ""  # the venv has an exact counter
     assert text.startswith(f"{STAMP}\n(>1d may be outdated) Epic FEAT-007 (JWT auth):\n")
     assert status.startswith("2 epics, ") and status.endswith(" tokens, 2 stale")
-    assert pm_load.hook_block(b"no epics here\n", 14, TOKEN_TARGET, HARD_CAP, STALE_DAYS) == (
-        "",
-        "",
-        "",
-    )
+    assert evidence == pm_load.Evidence(str(tmp_path), (), {}, pm_evidence.GIT_NOT_NEEDED)
+    assert pm_load.hook_block(
+        b"no epics here\n", 14, TOKEN_TARGET, HARD_CAP, STALE_DAYS, str(tmp_path)
+    ) == ("", "", "", pm_load.NO_EVIDENCE)
 
 
 def test_hook_status_says_what_the_block_holds() -> None:

@@ -126,7 +126,10 @@ def load_summary(args: argparse.Namespace) -> LoadedSummary | None:
     tokenizer = Tokenizer(allow_exact=args.tokenizer == "auto")
     now = args.now or datetime.now(timezone.utc)
     budget = Budget(target=args.target, hard_cap=args.hard_cap, stale_days=args.stale_days)
-    summary = summarise(found.data, found.size, budget, tokenizer, now)
+    root = pm_cli.evidence_root(args.file, args.project_dir)
+    summary = summarise(
+        found.data, found.size, budget, tokenizer, now, None if root is None else str(root)
+    )
     return LoadedSummary(summary, tokenizer, found.path, now)
 
 

@@ -1,6 +1,8 @@
 # The hook's cache of rendered blocks, both halves of its format: where an entry lives (one per
 # memory file and interpreter), the key it must carry (this code, the day, the options, the
-# file's content), reading an entry back and writing one; and the per-session marks of which
+# file's content, whether the paths it names are there), reading an entry back and writing one;
+# the list of those paths beside it (keyed by the file's content, so a cache hit knows them
+# without parsing the file); and the per-session marks of which
 # block a session was last sent, forgotten after a month untouched. Everything lands in the
 # cache folder, atomically (a temporary file in the same folder, then os.replace). Import-light:
 # the hook's steady state reads entries and marks through it.
@@ -13,14 +15,19 @@ import memory_io
 
 __version__ = "0.1.0"  # the plugin's, part of every key (a test keeps it equal to pyproject's)
 CACHE_FORMAT = "pm-block-2"
+PATHS_FORMAT = "pm-paths-1"
 # The longest entry read back: the hook's largest block (HOOK_MAX_CHARS in pm_hook) in UTF-8,
 # and its header.
 MAX_ENTRY_BYTES = 10000 * 4 + 256
+# The longest paths entry: the most paths a file's entries are checked for, and as many moves'
+# targets, each a line of at most pm_evidence.MAX_PATH_CHARS characters (300) in UTF-8.
+MAX_PATHS_BYTES = 2 * 1000 * (300 * 4 + 1) + 256
 SESSION_STATE_DAYS = 30
 # The modules whose code decides the block: a change to any of them invalidates the cache.
 RENDER_MODULES = (
     "pm_hook.py",
     "pm_cache.py",
+    "pm_evidence.py",
     "pm_file.py",
     "pm_fit.py",
     "pm_load.py",
@@ -40,12 +47,48 @@ def cache_dir() -> "str | None":
     return memory_io.cache_dir("permanent-memory")
 
 
-def block_key(options: "tuple[int, int, int]", content: str) -> str:
+_STAMP: "list[str]" = []
+
+
+def code_stamp() -> str:
+    """memory_io.code_stamp of RENDER_MODULES, taken once per process."""
+    if not _STAMP:
+        _STAMP.append(memory_io.code_stamp(HERE, RENDER_MODULES))
+    return _STAMP[0]
+
+
+def block_key(options: "tuple[int, int, int]", content: str, evidence: str = "") -> str:
     """What an entry must have been made from to be used today: this code, the options (target,
-    hard cap, stale days) and the file's content (its digest, or its size when unread)."""
+    hard cap, stale days), the file's content (its digest, or its size when unread) and the
+    evidence (pm_evidence.evidence_key: which of the paths it names are there)."""
     today = time.strftime("%Y-%m-%d", time.gmtime())
-    stamp = memory_io.code_stamp(HERE, RENDER_MODULES)
-    return memory_io.digest(f"{__version__}|{stamp}|{today}|{options}|{content}".encode())
+    key = f"{__version__}|{code_stamp()}|{today}|{options}|{content}|{evidence}"
+    return memory_io.digest(key.encode())
+
+
+def paths_slot(slot: str) -> str:
+    """Where the paths the memory file of block entry `slot` names are kept."""
+    return slot[: -len(".txt")] + ".paths"
+
+
+def paths_key(content: str) -> str:
+    return memory_io.digest(f"{PATHS_FORMAT}|{__version__}|{code_stamp()}|{content}".encode())
+
+
+def read_paths(slot: str, content: str) -> "list[str] | None":
+    """The paths the file with this content names (pm_load.Evidence.listed), or None when they
+    are not cached: the file must be parsed."""
+    entry = read_cache_entry(paths_slot(slot), paths_key(content), MAX_PATHS_BYTES)
+    if entry is None:
+        return None
+    return entry.split("\n") if entry else []
+
+
+def store_paths(slot: str, content: str, paths: "list[str]") -> None:
+    try:
+        write_atomic(paths_slot(slot), cache_entry(paths_key(content), "\n".join(paths)))
+    except memory_io.MemoryIOError as exc:
+        note(f"cannot write the cache in {os.path.dirname(slot)}: {exc.reason}")
 
 
 def block_slot(folder: str, path: str) -> str:
@@ -62,11 +105,11 @@ def cache_entry(key: str, text: str) -> bytes:
     return f"{CACHE_FORMAT} {key} {len(body)} {memory_io.digest(body)}\n".encode() + body
 
 
-def read_cache_entry(path: str, key: str) -> "str | None":
+def read_cache_entry(path: str, key: str, limit: int = MAX_ENTRY_BYTES) -> "str | None":
     """The text stored under key, or None when absent, stale, truncated or corrupt."""
     try:
         with open(path, "rb") as handle:
-            entry = handle.read(MAX_ENTRY_BYTES)
+            entry = handle.read(limit)
     except OSError:
         return None
     header, _, body = entry.partition(b"\n")

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pm_cli
 from pm_cli import MEMORY_FILE, WriteCounting, plural, project_dir, say
-from pm_load import decode
+from pm_load import NO_EVIDENCE, Evidence, check_evidence, decode
+from pm_parse import parse_permanent
 from pm_render import SKIP_TOKENS
 from pm_write_check import ERROR, WARNING, Finding, check_text
 from pm_write_epic import MAX_EPIC_TOKENS
@@ -45,6 +46,16 @@ def read_for_check(path: str, root: Path | None = None) -> tuple[str, list[Findi
     return decode(data), findings
 
 
+def file_evidence(text: str, path: str, root: Path | None, explicit: str | None) -> Evidence:
+    """The paths the file's entries name, checked against its project (pm_cli.evidence_root:
+    --project-dir, the project of the default file, or of a file in PROJECT/.claude/memory/)."""
+    where = root if root is not None else pm_cli.evidence_root(path, explicit)
+    if where is None:
+        return NO_EVIDENCE
+    epics = parse_permanent(text)
+    return check_evidence(epics, str(where)) if epics else NO_EVIDENCE
+
+
 def check(args: argparse.Namespace) -> int:
     paths: list[str] = list(args.files)
     if args.file is not None:
@@ -67,8 +78,14 @@ def check(args: argparse.Namespace) -> int:
             continue
         text, encoding_findings = found
         counting = counting or pm_cli.write_counting(args.tokenizer)
+        evidence = file_evidence(text, path, root, args.project_dir)
         report = check_text(
-            text, counting.count, counting.line_count, counting.line_budget, args.max_tokens
+            text,
+            counting.count,
+            counting.line_count,
+            counting.line_budget,
+            args.max_tokens,
+            states=evidence.states,
         )
         findings = sorted(encoding_findings + report.findings, key=lambda finding: finding.line)
         errors = sum(1 for finding in findings if finding.level == ERROR)
@@ -120,7 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
         "Errors: unknown subsections, unreadable Completed dates, duplicate IDs, "
         "conflict markers and epics torn by a line-based merge, a file over --max-tokens. "
         f"Warnings: lines the loader cuts, epics over {MAX_EPIC_TOKENS} tokens, epics without "
-        "a completion date. Exit 1 when there is an error.",
+        "a completion date, entries naming a project path that is gone or that git records as "
+        "moved. Exit 1 when there is an error.",
     )
     pm_cli.add_project_dir(parser)
     pm_cli.add_file(

@@ -128,6 +128,25 @@ def project_dir(explicit: str | None) -> Path:
     return Path(os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd())
 
 
+def evidence_root(file: str | None, explicit_project: str | None) -> Path | None:
+    """The project whose files the entries' paths are checked against (pm_evidence): the one
+    --project-dir names; else, for the project's own file (no --file), the project; else the
+    project a --file at PROJECT/.claude/memory/ (or its archive/) belongs to. None for stdin or
+    a file elsewhere: its paths are not checked."""
+    if explicit_project:
+        return project_dir(explicit_project)
+    if file is None:
+        return project_dir(None)
+    if file == "-":
+        return None
+    folder = Path(os.path.abspath(file)).parent
+    if folder.name == "archive":
+        folder = folder.parent
+    if folder.name == "memory" and folder.parent.name == ".claude":
+        return folder.parent.parent
+    return None
+
+
 def emit_json(data: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import memory_io
 import pm_cache
 import pm_cli
+import pm_evidence
 import pm_file
 from memory_io import DoctorCheck
 from pm_cli import MEMORY_FILE
@@ -120,6 +121,30 @@ def check_cache_dir() -> DoctorCheck:
     return DoctorCheck("cache", OK, f"cache directory writable: {folder}")
 
 
+def check_git(project: Path) -> DoctorCheck:
+    """Whether git is there to say where a path an entry names went (pm_evidence)."""
+    import shutil
+
+    git = shutil.which("git")
+    if git is None:
+        return DoctorCheck(
+            "git",
+            INFO,
+            "git not found on PATH: a path an entry names that is gone is marked gone, and "
+            "moves are not looked up",
+        )
+    if not pm_evidence.is_work_tree(str(project)):
+        return DoctorCheck(
+            "git",
+            INFO,
+            f"git found ({git}); the project is not the top of a git work tree, so moves of "
+            "the paths entries name are not looked up",
+        )
+    return DoctorCheck(
+        "git", OK, f"git found ({git}): moves of the paths entries name are looked up"
+    )
+
+
 def check_memory_file(project: Path) -> list[DoctorCheck]:
     path = project / MEMORY_FILE
     checks = [DoctorCheck("project", INFO, f"project directory: {project}")]
@@ -153,7 +178,8 @@ def check_memory_file(project: Path) -> list[DoctorCheck]:
             )
         )
         return checks
-    summary = summarise(data, size, Budget(), Tokenizer(), datetime.now(timezone.utc))
+    now = datetime.now(timezone.utc)
+    summary = summarise(data, size, Budget(), Tokenizer(), now, str(project))
     if summary.skipped:
         checks.append(
             DoctorCheck(
@@ -203,6 +229,19 @@ def check_memory_file(project: Path) -> list[DoctorCheck]:
                 "add `### Architectural decisions` (or Gotchas discovered, ...) with `- ` lines",
             )
         )
+    states = summary.evidence.states
+    gone = sum(state == pm_evidence.GONE for state in states.values())
+    moved = sum(state.startswith(pm_evidence.MOVED) for state in states.values())
+    if gone or moved:
+        checks.append(
+            DoctorCheck(
+                "paths",
+                WARN,
+                f"of {len(states)} paths entries name, {gone} gone and {moved} moved; "
+                "the block marks them",
+                "permanent_memory.py check lists the lines: update them, or archive the epics",
+            )
+        )
     overrides = path.with_name("manual_overrides.md")
     if overrides.exists():
         checks.append(DoctorCheck("overrides", INFO, f"{overrides} exists; it is never loaded"))
@@ -214,6 +253,7 @@ def checks(project: Path) -> list[DoctorCheck]:
         check_python(),
         *check_tokenizer(),
         check_cache_dir(),
+        check_git(project),
         *check_memory_file(project),
     ]
 

@@ -1,8 +1,11 @@
 # The loader's hook command (SessionStart, UserPromptSubmit, SubagentStart), run on every prompt
 # the user types: read the hook JSON and the plugin's options, find the memory file, take the
 # block from the cache (pm_cache) or render and store it on a miss (pm_load), and print it once
-# per session as hook JSON, or stay silent. The steady state uses only modules a bare
-# interpreter has already loaded, plus this one, pm_cache, pm_file, memory_io, _json and _blake2
+# per session as hook JSON, or stay silent. The cache key includes whether each path the file's
+# entries name is there (pm_evidence: one lstat a path, the paths cached beside the block), so a
+# deleted file shows at the next run. The steady state uses only modules a bare interpreter has
+# already loaded, plus this one, pm_cache, pm_evidence, pm_file, pm_recall*, memory_io, _json
+# and _blake2
 # (memory_io reads and writes hook JSON with _json: the json package would cost more). This
 # lives in a module rather than in permanent_memory.py because Python caches a module's bytecode
 # but compiles a script on every run; compiling this code was most of the hook's cost on a bare
@@ -13,6 +16,7 @@ import sys
 
 import memory_io
 import pm_cache
+import pm_evidence
 import pm_file
 import pm_limits
 import pm_recall
@@ -120,10 +124,14 @@ def hook_context(payload: "dict[str, Any]") -> "tuple[str, str]":
     )
     each_turn = every_turn()
     content = memory_io.digest(data) if data is not None else f"size {size}"
-    key = pm_cache.block_key(options, content)
     folder = pm_cache.cache_dir()
     slot = pm_cache.block_slot(folder, path) if folder else ""
-    cached = pm_cache.read_block(slot, key) if slot else None
+    paths = pm_cache.read_paths(slot, content) if slot else None
+    key = ""  # unknown until the paths the file names are: a miss
+    if paths is not None:
+        evidence = pm_evidence.evidence_key(root, pm_evidence.existence_bits(root, paths))
+        key = pm_cache.block_key(options, content, evidence)
+    cached = pm_cache.read_block(slot, key) if slot and key else None
     event = payload.get("hook_event_name")
     session_id = payload.get("session_id")
     session = ""
@@ -136,7 +144,7 @@ def hook_context(payload: "dict[str, Any]") -> "tuple[str, str]":
     if cached is not None and (recall is None or recall.index is not None):
         block, status = cached
     else:
-        block, status = render_and_store(data, size, options, slot, key, recall)
+        block, status = render_and_store(data, size, options, slot, content, root, recall)
     if len(block) >= HOOK_MAX_CHARS:
         note("block too large for a hook; nothing emitted")
         return "", ""
@@ -176,23 +184,31 @@ def render_and_store(
     size: int,
     options: "tuple[int, int, int]",
     slot: str,
-    key: str,
+    content: str,
+    root: str,
     recall: "pm_recall_hook.Recall | None" = None,
 ) -> "tuple[str, str]":
-    """The cache miss: render the block (target, hard cap, stale days) and its status line for
-    the user, and cache both in slot under key ("" for no cache); with recall, build its index
-    from the same epics and cache it too."""
+    """The cache miss: render the block (target, hard cap, stale days) for the project at root
+    and its status line for the user, and cache both in slot ("" for no cache), keyed by the
+    file's content and the evidence the block shows, with the paths that evidence checks; with
+    recall, build its index from the same epics and cache it too."""
     # Imported here: recording what a new session was sent must not load the renderer.
     from pm_load import hook_summary
 
-    summary, status, tokenizer = hook_summary(data, size, *options)
+    summary, status, tokenizer = hook_summary(data, size, *options, root=root)
     block = summary.block.text
+    evidence = summary.evidence
+    key = pm_cache.block_key(options, content, pm_evidence.evidence_key(root, evidence.bits()))
     if recall is not None:
+        recall.key_by(key)
         recall.build(summary.epics, data, block, tokenizer.count)
     estimate_reason = tokenizer.problem
     if estimate_reason:
         # The block still keeps the hard cap, but is trimmed harder than it needs to be.
         note(f"token counts are estimates ({estimate_reason}); run permanent_memory.py doctor")
+    if pm_evidence.git_failed(evidence.git):
+        note(f"paths checked without git's record of moves: {evidence.git}")
     if slot:
         pm_cache.store_block(slot, key, block, status)
+        pm_cache.store_paths(slot, content, evidence.listed())
     return block, status

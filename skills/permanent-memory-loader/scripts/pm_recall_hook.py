@@ -37,14 +37,21 @@ class Recall:
         self.archives: list[tuple[str, bytes]] = []
 
     def look_up(self, path: str, root: str, block_slot: str, block_key: str) -> None:
-        """Read the archive and the cached index (self.index stays None on a miss)."""
+        """Read the archive and the cached index (self.index stays None on a miss; block_key ""
+        is one: the block's key is not known before the file is parsed)."""
         self.archives = pm_recall_store.archive_files(path, root)
+        self.key_by(block_key)
+        if block_slot:
+            self.slot = pm_recall_store.index_slot(block_slot)
+            if block_key:
+                self.index = pm_recall_store.read_index(self.slot, self.key)
+
+    def key_by(self, block_key: str) -> None:
+        """The index's key, from the block's (known only after a cache miss's render) and the
+        archive's content."""
         self.key = pm_recall_store.index_key(
             block_key, pm_recall_store.archive_digest(self.archives)
         )
-        if block_slot:
-            self.slot = pm_recall_store.index_slot(block_slot)
-            self.index = pm_recall_store.read_index(self.slot, self.key)
 
     def build(
         self,

@@ -8,11 +8,12 @@
 # newline into the next line).
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import NamedTuple
 
 import memory_text
+import pm_evidence
 import pm_limits
 from pm_fit import most_that_fit
 from pm_parse import LABELS, Epic, is_stale
@@ -44,6 +45,9 @@ _NOTE_START = "(trimmed for the token budget: "
 EPIC_LINES_ONLY = _NOTE_START + "Epic lines only)"
 
 Counter = Callable[[str], int]
+# Each named path's state (pm_evidence: EXISTS, GONE or MOVED + where to); empty: not checked.
+States = Mapping[str, str]
+NO_STATES: States = {}
 
 
 class Budget(NamedTuple):
@@ -59,6 +63,7 @@ class SubLine(NamedTuple):
     label: str  # one of SHOWN_LABELS
     text: str  # the line as shown: `  label: first line`
     group: int  # TENTATIVE, PATTERNS or OTHER: the degrading step that removes it
+    gone: bool = False  # every path it names is gone: left out before the rest of its step
 
 
 class Block(NamedTuple):
@@ -95,12 +100,16 @@ def fits(text: str, limit: int, count: Counter, max_chars: int = 9000) -> bool:
     return count(text) <= limit
 
 
-def epic_line(epic: Epic, now: datetime, budget: Budget, count: Counter) -> str:
+def epic_line(
+    epic: Epic, now: datetime, budget: Budget, count: Counter, states: States = NO_STATES
+) -> str:
     """`Epic ID (intent):` within 120 characters and the Epic-line token limit (stale prefix
-    included), cutting the intent first, then the ID."""
+    included), cutting the intent first, then the ID; paths in the intent marked."""
     prefix = stale_prefix(epic, now, budget.stale_days)
     full_id = cut_line(safe_text(epic.epic_id) or "?", SHOWN_ID_CHARS)
     intent = safe_text(epic.intent)
+    if states:
+        intent = pm_evidence.mark_line(intent, states, safe_text)[0]
 
     def assemble(id_chars: int, intent_chars: int) -> str:
         shown_id = cut_line(full_id, id_chars)
@@ -139,13 +148,36 @@ def first_line(epic: Epic, label: str) -> str:
     return ""
 
 
-def sub_lines(epic: Epic, labels: Sequence[str]) -> list[str]:
+def marked_line(label: str, text: str, states: States = NO_STATES) -> tuple[str, bool]:
+    """`  label: text` as shown, its gone and moved paths marked, within 120 characters (a
+    marker is kept with its path when the line is cut); and whether every path it names is
+    gone."""
+    head = f"  {label}: "
+    if not states:
+        return cut_line(memory_text.neutralise_markup(head + text)), False
+    marked, all_gone, tails = pm_evidence.mark_line(text, states, safe_text)
+    line = memory_text.neutralise_markup(head + marked)  # same length: it swaps characters
+    if len(line) <= MAX_LINE_CHARS:
+        return line, all_gone
+    for start, end in tails:
+        start, end = start + len(head), end + len(head)
+        if end < MAX_LINE_CHARS:
+            continue  # shown whole by a plain cut
+        more = ELLIPSIS if end < len(line) else ""
+        room = MAX_LINE_CHARS - (end - start) - 1 - len(more)
+        if start >= MAX_LINE_CHARS - 1 or room < len(head) + 2:
+            break  # the path itself is cut off, or nothing before it would be left
+        return cut_line(line[:start].rstrip(), room) + " " + line[start:end] + more, all_gone
+    return cut_line(line), all_gone
+
+
+def sub_lines(epic: Epic, labels: Sequence[str], states: States = NO_STATES) -> list[str]:
     """`  label: first line` for each kept label that has one."""
     lines = []
     for label in labels:
         shown = first_line(epic, label)
         if shown:
-            lines.append(cut_line(memory_text.neutralise_markup(f"  {label}: {shown}")))
+            lines.append(marked_line(label, shown, states)[0])
     return lines
 
 
@@ -153,56 +185,64 @@ def group_of(label: str) -> int:
     return {"tentative": TENTATIVE, "patterns": PATTERNS}.get(label, OTHER)
 
 
-def epic_sub_lines(epics: Sequence[Epic]) -> list[list[SubLine]]:
-    """Each epic's sub-lines, in display order."""
-    return [
-        [
-            SubLine(index, label, line, group_of(label))
-            for label, line in zip(
-                [label for label in SHOWN_LABELS if first_line(epic, label)],
-                sub_lines(epic, SHOWN_LABELS),
-            )
-        ]
-        for index, epic in enumerate(epics)
-    ]
+def epic_sub_lines(epics: Sequence[Epic], states: States = NO_STATES) -> list[list[SubLine]]:
+    """Each epic's sub-lines, in display order. An anti-patterns line is never `gone`: what it
+    names was often removed on purpose."""
+    by_epic = []
+    for index, epic in enumerate(epics):
+        lines = []
+        for label in SHOWN_LABELS:
+            shown = first_line(epic, label)
+            if shown:
+                line, gone = marked_line(label, shown, states)
+                gone = gone and label != "anti-patterns"
+                lines.append(SubLine(index, label, line, group_of(label), gone))
+        by_epic.append(lines)
+    return by_epic
 
 
 def removal_order(by_epic: Sequence[Sequence[SubLine]]) -> list[SubLine]:
     """The order degrading removes sub-lines in: tentative lines, then patterns lines, then
     the rest, oldest epic (first in the file) first within each; the rest of an epic from its
-    last line up, so its decisions and a v2 summary go last."""
-    order = [
-        line
-        for group in (TENTATIVE, PATTERNS)
-        for lines in by_epic
-        for line in lines
-        if line.group == group
-    ]
-    for lines in by_epic:
-        order.extend(line for line in reversed(lines) if line.group == OTHER)
+    last line up, so its decisions and a v2 summary go last. Within each step, the lines whose
+    every named path is gone go first."""
+    order: list[SubLine] = []
+    for group in (TENTATIVE, PATTERNS, OTHER):
+        step = [
+            line
+            for lines in by_epic
+            for line in (reversed(lines) if group == OTHER else lines)
+            if line.group == group
+        ]
+        order += [line for line in step if line.gone] + [line for line in step if not line.gone]
     return order
 
 
-def group_counts(lines: Iterable[SubLine]) -> tuple[int, int, int]:
-    counts = [0, 0, 0]
+def group_counts(lines: Iterable[SubLine]) -> tuple[int, int, int, int]:
+    """Lines per group (tentative, patterns, other), then how many of them are gone."""
+    counts = [0, 0, 0, 0]
     for line in lines:
         counts[line.group] += 1
-    return counts[0], counts[1], counts[2]
+        counts[3] += line.gone
+    return counts[0], counts[1], counts[2], counts[3]
 
 
 def trim_note(removed: Sequence[int], totals: Sequence[int]) -> str:
     """The last line of a block that left sub-lines out, saying which, briefly; "" if none.
-    `removed` and `totals` are per group (tentative, patterns, other)."""
-    if not any(removed):
+    `removed` and `totals` are per group (tentative, patterns, other), then optionally the
+    count of those whose every path is gone."""
+    if not any(removed[:3]):
         return ""
-    if list(removed) == list(totals):
-        return EPIC_LINES_ONLY
+    gone = removed[3] if len(removed) > 3 else 0
+    also = f"; {gone} named only gone paths)" if gone else ")"
+    if list(removed[:3]) == list(totals[:3]):
+        return EPIC_LINES_ONLY[:-1] + also
     parts = []
-    for name, gone, of in zip(_GROUP_NAMES, removed, totals):
-        if gone:
-            parts.append(name if gone == of else f"{gone} of {of} {name}")
+    for name, left_out, of in zip(_GROUP_NAMES, removed, totals):
+        if left_out:
+            parts.append(name if left_out == of else f"{left_out} of {of} {name}")
     listed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
-    return f"{_NOTE_START}{listed} lines left out)"
+    return f"{_NOTE_START}{listed} lines left out{also}"
 
 
 def assemble(
@@ -226,12 +266,16 @@ def level_of(left_out: Sequence[SubLine]) -> str:
 
 
 def level_texts(
-    epics: Sequence[Epic], now: datetime, budget: Budget, count: Counter
+    epics: Sequence[Epic],
+    now: datetime,
+    budget: Budget,
+    count: Counter,
+    states: States = NO_STATES,
 ) -> dict[str, str]:
     """The whole levels L0..L3: each leaves out every sub-line of its step and the steps
     before it."""
-    heads = [epic_line(epic, now, budget, count) for epic in epics]
-    by_epic = epic_sub_lines(epics)
+    heads = [epic_line(epic, now, budget, count, states) for epic in epics]
+    by_epic = epic_sub_lines(epics, states)
     order = removal_order(by_epic)
     texts = {"L0": assemble(heads, by_epic, [])}
     for group, level in enumerate(_GROUP_LEVELS):
@@ -269,13 +313,14 @@ def fill(
     tokens += sum(cost(line.text) for line in every)
     chars = len(STAMP) + 1 + sum(len(text) + 1 for text in heads)
     chars += sum(len(line.text) + 1 for line in every)
-    removed = [0, 0, 0]
+    removed = [0, 0, 0, 0]  # and the last: how many of them are gone
 
     def fits_with(change: SubLine | None = None, sign: int = 0) -> bool:
         # Whether the block fits as it is, or with `change` removed (sign 1) or put back (-1).
-        delta = [0, 0, 0]
+        delta = [0, 0, 0, 0]
         if change is not None:
             delta[change.group] = sign
+            delta[3] = sign * change.gone
         note = trim_note([gone + d for gone, d in zip(removed, delta)], totals)
         line = change.text if change is not None else ""
         shown = tokens - sign * (cost(line) if line else 0) + (cost(note) if note else 0)
@@ -285,6 +330,7 @@ def fill(
     def move(line: SubLine, sign: int) -> None:
         nonlocal tokens, chars
         removed[line.group] += sign
+        removed[3] += sign * line.gone
         tokens -= sign * cost(line.text)
         chars -= sign * (len(line.text) + 1)
 
@@ -344,17 +390,24 @@ def ids_text(epics: Sequence[Epic], budget: Budget, count: Counter) -> str:
     return _ids_block(epics, shown)
 
 
-def render_block(epics: Sequence[Epic], budget: Budget, count: Counter, now: datetime) -> Block:
+def render_block(
+    epics: Sequence[Epic],
+    budget: Budget,
+    count: Counter,
+    now: datetime,
+    states: States = NO_STATES,
+) -> Block:
     """The block to show. Everything when it fits the target. Otherwise sub-lines are left out
     a line at a time (tentative, then patterns, then the rest; oldest epics first within each
-    step) keeping as much as fits within the target; when even the Epic lines alone are over
-    the target, as much as fits within the hard cap; when they are over the hard cap too, the
-    newest IDs that fit it. Never over the hard cap."""
+    step, lines naming only gone paths before the others) keeping as much as fits within the
+    target; when even the Epic lines alone are over the target, as much as fits within the hard
+    cap; when they are over the hard cap too, the newest IDs that fit it. Never over the hard
+    cap. `states` marks the paths lines name (pm_evidence)."""
     if not epics:
         return Block("", "empty", {}, {}, "no epics in the file")
-    heads = [epic_line(epic, now, budget, count) for epic in epics]
-    by_epic = epic_sub_lines(epics)
-    texts = level_texts(epics, now, budget, count)
+    heads = [epic_line(epic, now, budget, count, states) for epic in epics]
+    by_epic = epic_sub_lines(epics, states)
+    texts = level_texts(epics, now, budget, count, states)
     tokens: dict[str, int] = {}
 
     def counted(level: str) -> Counter:

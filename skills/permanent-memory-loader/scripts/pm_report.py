@@ -6,13 +6,16 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, NamedTuple
 
+import pm_evidence
 from pm_load import Summary
 from pm_parse import LABELS, Epic, age_days, is_stale
 from pm_render import (
     LEVEL_DROPS,
     LEVELS,
+    NO_STATES,
     SHOWN_ID_CHARS,
     SKIP_TOKENS,
+    States,
     cut_line,
     epic_line,
     ids_text,
@@ -44,7 +47,9 @@ def epic_rows(summary: Summary, inputs: ReportInputs, count: Counter) -> list[di
     rows = []
     budget = summary.budget
     for epic in summary.epics:
-        lines = [epic_line(epic, inputs.now, budget, count), *sub_lines(epic, LABELS)]
+        states = summary.evidence.states
+        lines = [epic_line(epic, inputs.now, budget, count, states)]
+        lines += sub_lines(epic, LABELS, states)
         age = age_days(epic, inputs.now)
         rows.append(
             {
@@ -56,15 +61,51 @@ def epic_rows(summary: Summary, inputs: ReportInputs, count: Counter) -> list[di
                 "schema": epic.schema,
                 "summary": safe_text(epic.summary) if epic.summary else None,
                 "tokens": count("\n".join(lines) + "\n"),
-                "lines": {label: _first(epic, label) for label in LABELS if _first(epic, label)},
+                "lines": {
+                    label: _first(epic, label, states) for label in LABELS if _first(epic, label)
+                },
             }
         )
     return rows
 
 
-def _first(epic: Epic, label: str) -> str:
-    lines = sub_lines(epic, (label,))
+def _first(epic: Epic, label: str, states: States = NO_STATES) -> str:
+    lines = sub_lines(epic, (label,), states)
     return lines[0].split(": ", 1)[1] if lines else ""
+
+
+def path_rows(summary: Summary) -> list[dict[str, str]]:
+    """Each checked path and its state: exists, gone, or moved (and where to)."""
+    rows = []
+    for path in summary.evidence.paths:
+        state = summary.evidence.states.get(path, pm_evidence.EXISTS)
+        if state.startswith(pm_evidence.MOVED):
+            moved = safe_text(state[len(pm_evidence.MOVED) :])
+            rows.append({"path": path, "state": "moved", "moved_to": moved})
+        else:
+            rows.append({"path": path, "state": state})
+    return rows
+
+
+def evidence_json(summary: Summary) -> dict[str, Any] | None:
+    evidence = summary.evidence
+    if evidence.root is None:
+        return None
+    return {"project": evidence.root, "git": evidence.git, "paths": path_rows(summary)}
+
+
+def evidence_lines(summary: Summary) -> list[str]:
+    """The paths entries name and the state of each, for `inspect`."""
+    evidence = summary.evidence
+    rows = path_rows(summary)
+    if evidence.root is None or not rows:
+        return []  # not checked (no project: stdin, a file elsewhere), or none named
+    head = f"paths: {len(rows)} named, checked against {evidence.root}; git: {evidence.git}"
+    table = [["path", "state"]]
+    for row in rows:
+        state = row["state"]
+        table.append([row["path"], f"moved to {row['moved_to']}" if state == "moved" else state])
+    return [head, *_table(table)]
 
 
 def summary_json(summary: Summary, inputs: ReportInputs, count: Counter) -> dict[str, Any]:
@@ -90,6 +131,7 @@ def summary_json(summary: Summary, inputs: ReportInputs, count: Counter) -> dict
         },
         "block_tokens": count(summary.block.text) if summary.block.text else 0,
         "epics": epic_rows(summary, inputs, count),
+        "evidence": evidence_json(summary),
         "block": summary.block.text,
     }
 
@@ -181,5 +223,7 @@ def inspect_text(
                 ]
             )
         lines += ["", *_table(rows, right=(3, 5))]
+    paths = evidence_lines(summary)
+    lines += ["", *paths] if paths else []
     lines += ["", *level_lines(summary, count, mark)]
     return "\n".join(lines) + "\n"

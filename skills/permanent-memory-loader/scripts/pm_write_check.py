@@ -5,18 +5,21 @@
 # pm_parse, so the check and the loader always agree on what is a heading.
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import NamedTuple
 
 import memory_text
+import pm_evidence
 from pm_parse import (
     LABELS,
     Epic,
+    completed_value,
     entry_text,
     parse_permanent,
     subsection_heading,
     subsection_label,
+    v2_marker,
 )
 from pm_render import MAX_LINE_CHARS, SKIP_TOKENS, Budget, cut_line, epic_line, safe_text
 from pm_write_epic import HEADINGS, MAX_EPIC_TOKENS
@@ -145,6 +148,55 @@ def _epic_findings(
     return findings
 
 
+EVIDENCE_FIX = "update the entry, or archive the epic"
+
+
+def _stale_paths(text: str, states: Mapping[str, str]) -> list[str]:
+    """`PATH is gone` / `PATH moved to NEW` for each path the text names that is not there."""
+    found = []
+    for _start, _end, path in pm_evidence.path_spans(text):
+        state = states.get(path, pm_evidence.EXISTS)
+        if state == pm_evidence.GONE:
+            found.append(f"{path} is gone")
+        elif state.startswith(pm_evidence.MOVED):
+            found.append(f"{path} {pm_evidence.MOVED}{safe_text(state[len(pm_evidence.MOVED) :])}")
+    return list(dict.fromkeys(found))
+
+
+def evidence_findings(
+    lines: Sequence[str], epics: Sequence[Epic], states: Mapping[str, str]
+) -> list[Finding]:
+    """A warning for each line of an epic (its heading's intent, its summary, each entry the
+    loader reads) that names a path that is gone or moved (`states`, from pm_evidence)."""
+    if not states:
+        return []
+    findings = []
+    for epic in epics:
+        name = safe_text(epic.epic_id) or "?"
+        texts = [(epic.start_line, safe_text(epic.intent))]
+        ignored = in_fence = False
+        for index in range(epic.start_line + 1, epic.end_line):
+            line = lines[index]
+            if line.lstrip(" \t").startswith(("```", "~~~")):
+                in_fence = not in_fence
+                continue
+            title = None if in_fence else subsection_heading(line)
+            if title is not None:
+                ignored = subsection_label(title) is None  # the loader skips its lines
+                continue
+            if ignored or not line.strip() or (not in_fence and v2_marker(line) is not None):
+                continue
+            if not in_fence and completed_value(line) is not None:
+                continue
+            texts.append((index, safe_text(entry_text(line))))
+        for index, shown in texts:
+            stale = _stale_paths(shown, states)
+            if stale:
+                message = f"{name}: {', '.join(stale)}; {EVIDENCE_FIX}"
+                findings.append(Finding(index + 1, WARNING, message))
+    return findings
+
+
 def check_text(
     text: str,
     count: Counter,
@@ -152,12 +204,15 @@ def check_text(
     line_budget: Budget,
     max_tokens: int = SKIP_TOKENS,
     epic_tokens: int = MAX_EPIC_TOKENS,
+    states: Mapping[str, str] | None = None,
 ) -> Report:
     """Findings for a normalised permanent_memory.md text. `count` sizes epics and the file;
-    `line_count` and `line_budget` are what the loader cuts Epic lines with."""
+    `line_count` and `line_budget` are what the loader cuts Epic lines with; `states` says
+    which of the paths entries name are gone or moved (pm_load.check_evidence)."""
     lines = text.split("\n")
     epics = parse_permanent(text)
     findings: list[Finding] = []
+    findings.extend(evidence_findings(lines, epics, states or {}))
     sizes = []
     first_seen: dict[str, int] = {}
     for epic in epics:

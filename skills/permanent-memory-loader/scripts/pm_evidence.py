@@ -1,0 +1,459 @@
+# Evidence: the repository paths an entry names, whether each is still there, and where git
+# says a gone one went. Three parts:
+#
+# - pure: `path_spans` finds the paths a line of memory text names (a backticked token, or a
+#   bare token with a `/` and a file name), `mark_line` puts `(gone)` or `(moved to NEW)` next
+#   to each, `parse_renames` and `follow_moves` read git's rename records;
+# - the hook's steady state: `existence_bits` checks each path with lstat, strictly inside the
+#   project root (a symbolic link is resolved by reading the link, never by following it, and
+#   one that leads out counts as gone), and `evidence_key` adds it to the block's cache key;
+# - the cache miss: `check_paths` asks git, once and with a short timeout, where the gone
+#   paths went.
+#
+# Import-light: a cache hit imports this module, so it imports only what a bare interpreter has
+# loaded (os, stat); subprocess and shutil are imported by the one function that runs git.
+# Every scan is linear in its text (str methods, no patterns); tests/pm_evidence_test.py checks.
+# No `from __future__ import annotations`: it is an import too; annotations here are strings.
+import os
+import stat
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping, Sequence
+
+# The state of a checked path: it is there, it is gone, or (any other value) it moved to
+# MOVED + the new path.
+EXISTS = "exists"
+GONE = "gone"
+MOVED = "moved to "
+GONE_MARKER = "(gone)"
+
+MAX_PATH_CHARS = 300  # a longer token is not taken for a path
+MAX_PATHS = 1000  # distinct paths checked per file, in file order; the rest are not checked
+MAX_LINK_HOPS = 40  # symbolic links followed (by reading them) for one path, as the kernel does
+GIT_TIMEOUT_S = 2.0
+# What git says, for `inspect` and `doctor`.
+GIT_ASKED = "asked where gone paths went"
+GIT_NOT_NEEDED = "not needed (nothing gone)"
+GIT_NO_REPO = "not a git work tree"
+GIT_MISSING = "git not found on PATH"
+
+# A token that holds any of these is not a path: globs, placeholders, shell syntax, quotes,
+# URLs and drive letters (`:`), Windows separators.
+_NOT_IN_PATH = frozenset(" \t\n\r\f\v`*?[]{}<>|;&$%\"'(),=!^:\\#")
+_LEADING = "([{\"'*<"  # stripped from the start of a bare token
+_TRAILING = ")]}\"'.,;:!?*>"  # and from its end
+
+
+def _line_suffix(token: str) -> int:
+    """Where a trailing `:12`, `:12:5` or `#L12` / `#L12-L20` line reference starts (len(token)
+    when there is none): `src/a.py:12` names `src/a.py`."""
+    end = len(token)
+    hash_at = token.rfind("#L")
+    if hash_at > 0 and token[hash_at + 2 :].replace("-L", "").isdigit():
+        return hash_at
+    for _ in range(2):
+        colon = token.rfind(":", 0, end)
+        if colon <= 0 or not token[colon + 1 : end].isdigit():
+            break
+        end = colon
+    return end
+
+
+def _is_file_name(part: str) -> bool:
+    """`name.ext` or `.name`: an extension of letters and digits, at least one letter."""
+    dot = part.rfind(".")
+    if dot < 0 or dot == len(part) - 1:
+        return False
+    ext = part[dot + 1 :]
+    return len(ext) <= 12 and ext.isalnum() and not ext.isdigit()
+
+
+def path_key(token: str, backticked: bool) -> "str | None":
+    """The project-relative path a token names (`./a//b.py` -> `a/b.py`), or None when it is
+    not one: it needs a `/`; absolute paths, URLs, globs, `..` and host names (`github.com/…`)
+    are not paths; the last part must be a file name, or (backticked only) the token ends with
+    `/` for a folder."""
+    if not 0 < len(token) <= MAX_PATH_CHARS or "/" not in token:
+        return None
+    if token[0] in "/~-" or not _NOT_IN_PATH.isdisjoint(token):
+        return None
+    parts = [part for part in token.split("/") if part not in ("", ".")]
+    if not parts or ".." in parts:
+        return None
+    if len(parts) > 1 and "." in parts[0] and not parts[0].startswith("."):
+        return None  # a host name: github.com/org/repo.md
+    if token.endswith("/"):
+        if not backticked:
+            return None
+    elif not _is_file_name(parts[-1]):
+        return None
+    return "/".join(parts) + ("/" if token.endswith("/") else "")
+
+
+def _bare_spans(text: str, start: int, end: int, spans: "list[tuple[int, int, str]]") -> None:
+    segment = text[start:end]
+    if "/" not in segment:
+        return
+    position = 0
+    for token in segment.split():
+        position = segment.find(token, position)
+        found_at, position = position, position + len(token)
+        if "/" not in token:
+            continue
+        core = token.lstrip(_LEADING)
+        lead = len(token) - len(core)
+        core = core.rstrip(_TRAILING)
+        shown = core
+        core = core[: _line_suffix(core)]
+        key = path_key(core, backticked=False)
+        if key is not None:
+            at = start + found_at + lead
+            spans.append((at, at + len(shown), key))
+
+
+def path_spans(text: str) -> "list[tuple[int, int, str]]":
+    """(start, end, path) of each path `text` names, in order; `end` is where a marker goes
+    (after a backticked token's closing backtick). Text inside backticks is one token: a span
+    with a space is a command (`make test`), and nothing in it is a path."""
+    spans: list[tuple[int, int, str]] = []
+    index = 0
+    while index < len(text):
+        tick = text.find("`", index)
+        if tick < 0:
+            _bare_spans(text, index, len(text), spans)
+            break
+        _bare_spans(text, index, tick, spans)
+        close = text.find("`", tick + 1)
+        if close < 0:  # an unmatched backtick is a plain character
+            _bare_spans(text, tick + 1, len(text), spans)
+            break
+        inner = text[tick + 1 : close]
+        key = path_key(inner[: _line_suffix(inner)], backticked=True)
+        if key is not None:
+            spans.append((tick, close + 1, key))
+        index = close + 1
+    return spans
+
+
+def named_paths(texts: "Iterable[str]") -> "list[str]":
+    """The distinct paths the texts name, in order of first mention, at most MAX_PATHS."""
+    seen: dict[str, None] = {}
+    for text in texts:
+        for _start, _end, key in path_spans(text):
+            if key not in seen:
+                if len(seen) >= MAX_PATHS:
+                    return list(seen)
+                seen[key] = None
+    return list(seen)
+
+
+def marker(state: str) -> str:
+    """`(gone)`, `(moved to NEW)`, or "" for a path that is there (or was not checked)."""
+    if state == GONE:
+        return GONE_MARKER
+    if state.startswith(MOVED):
+        return f"({state})"
+    return ""
+
+
+def mark_line(
+    text: str, states: "Mapping[str, str]", clean: "Callable[[str], str]" = str
+) -> "tuple[str, bool, list[tuple[int, int]]]":
+    """text with a marker after each path that is gone or moved (a move's target passed
+    through `clean`); whether the text names at least one path and every one it names is gone
+    (a moved path points somewhere: not gone); and where each marked path and its marker are
+    in the result (start, end), so that cutting the line can keep them together."""
+    pieces: list[str] = []
+    tails: list[tuple[int, int]] = []
+    length = done = named = gone = 0
+    for start, end, key in path_spans(text):
+        state = states.get(key, EXISTS)
+        named += 1
+        gone += state == GONE
+        shown = marker(state)
+        if state.startswith(MOVED):
+            shown = f"({MOVED}{clean(state[len(MOVED) :])})"
+        if shown:
+            head = text[done:end]
+            tails.append((length + start - done, length + len(head) + 1 + len(shown)))
+            pieces += [head, " ", shown]
+            length += len(head) + 1 + len(shown)
+            done = end
+    pieces.append(text[done:])
+    return "".join(pieces), named > 0 and gone == named, tails
+
+
+# --- existence, strictly inside the project root -----------------------------------------------
+
+
+def _parts(path: str) -> "list[str]":
+    return [part for part in path.split("/") if part not in ("", ".")]
+
+
+class _Walk:
+    """One root's lookups, remembering each folder prefix it has resolved: the paths a file
+    names share their folders, so a check costs about one lstat per path."""
+
+    def __init__(self, root: str) -> None:
+        self.root = os.path.abspath(root)
+        # resolved prefix ("a/b") -> its kind: "d" folder, "f" anything else, "" missing, or a
+        # link's target as a list of parts relative to the root (None: it leads out).
+        self.kinds: dict[str, object] = {}
+
+    def kind(self, parts: "Sequence[str]") -> object:
+        key = "/".join(parts)
+        if key in self.kinds:
+            return self.kinds[key]
+        found: object
+        try:
+            status = os.lstat(os.path.join(self.root, *parts))
+        except (OSError, ValueError):  # ValueError: a NUL in the name
+            found = ""
+        else:
+            if stat.S_ISLNK(status.st_mode):
+                found = self.link_target(parts)
+            else:
+                found = "d" if stat.S_ISDIR(status.st_mode) else "f"
+        self.kinds[key] = found
+        return found
+
+    def link_target(self, parts: "Sequence[str]") -> "list[str] | None":
+        """Where the link at `parts` points, as parts relative to the root, read from the link
+        itself; None when that is outside the root (or cannot be read)."""
+        try:
+            target = os.readlink(os.path.join(self.root, *parts))
+        except (OSError, ValueError):
+            return None
+        if os.path.isabs(target):
+            prefix = self.root.rstrip(os.sep) + os.sep
+            if not (target + os.sep).startswith(prefix):
+                return None
+            relative = target[len(prefix) :].split(os.sep)
+            return [part for part in relative if part not in ("", ".")]
+        resolved = list(parts[:-1])
+        for part in target.replace(os.sep, "/").split("/"):
+            if part == "..":
+                if not resolved:
+                    return None  # above the root
+                resolved.pop()
+            elif part not in ("", "."):
+                resolved.append(part)
+        return resolved
+
+    def exists(self, path: str) -> bool:
+        """Whether `path` (relative to the root) names something inside the root, its links
+        resolved without leaving it."""
+        pending = _parts(path)
+        resolved: list[str] = []
+        hops = 0
+        while pending:
+            part = pending.pop(0)
+            if part == "..":
+                if not resolved:
+                    return False
+                resolved.pop()
+                continue
+            candidate = [*resolved, part]
+            kind = self.kind(candidate)
+            if kind == "":
+                return False
+            if kind is None or isinstance(kind, list):
+                hops += 1
+                if kind is None or hops > MAX_LINK_HOPS:
+                    return False
+                pending = [*kind, *pending]
+                resolved = []
+                continue
+            if kind == "f" and pending:
+                return False  # a file where a folder should be
+            resolved = candidate
+        return True
+
+
+def existence_bits(root: str, paths: "Sequence[str]") -> str:
+    """One character per path, "1" there or "0" gone: what the block's cache key holds."""
+    walk = _Walk(root)
+    return "".join("1" if walk.exists(path) else "0" for path in paths)
+
+
+def git_stamp(root: str) -> str:
+    """Size and modification time of ROOT/.git/logs/HEAD (git appends to it on each commit,
+    checkout or reset), when .git is a folder inside the root; "" otherwise. Part of the key
+    while a path is gone, so a move committed later is seen at the next hook run."""
+    try:
+        status = os.lstat(os.path.join(root, ".git", "logs", "HEAD"))
+    except (OSError, ValueError):
+        return ""
+    return f"{status.st_size}:{status.st_mtime_ns}"
+
+
+def evidence_key(root: str, bits: str) -> str:
+    """The evidence part of the block's cache key."""
+    return bits + ("|" + git_stamp(root) if "0" in bits else "")
+
+
+# --- git's record of moves (the cache miss) ----------------------------------------------------
+
+# What a run of git may inherit that would point it at another repository or let it prompt.
+_GIT_LOCATION_VARIABLES = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_PAGER",
+)
+
+
+def git_failed(said: str) -> bool:
+    """Whether git was run and failed or timed out (rather than not needed or not there)."""
+    return said not in ("", GIT_ASKED, GIT_NOT_NEEDED, GIT_NO_REPO, GIT_MISSING)
+
+
+def git_environment(root: str) -> "dict[str, str]":
+    """The environment git runs in: the user's, minus what would point it at another
+    repository; it never prompts, takes no optional locks (it writes nothing), and does not
+    look above the root for a repository."""
+    env = {k: v for k, v in os.environ.items() if k not in _GIT_LOCATION_VARIABLES}
+    parent = os.path.dirname(os.path.abspath(root))
+    env.update(
+        GIT_TERMINAL_PROMPT="0",
+        GIT_OPTIONAL_LOCKS="0",
+        GIT_CEILING_DIRECTORIES=parent,
+        LC_ALL="C",
+    )
+    return env
+
+
+def is_work_tree(root: str) -> bool:
+    """Whether ROOT/.git exists (a folder, or the file of a linked work tree or submodule):
+    git is asked only about a project that is the top of its work tree."""
+    try:
+        os.lstat(os.path.join(root, ".git"))
+    except (OSError, ValueError):
+        return False
+    return True
+
+
+def rename_log(root: str, since: "int | None") -> "tuple[str, str]":
+    """(git's output, "") for the renames recorded since the Unix time `since` (the whole
+    history for None); ("", why) when git was not asked or failed."""
+    import shutil
+    import subprocess
+
+    if not is_work_tree(root):
+        return "", GIT_NO_REPO
+    git = shutil.which("git")
+    if git is None:
+        return "", GIT_MISSING
+    argv = [
+        git,
+        *("-c", "core.quotePath=off", "-c", "core.fsmonitor=false", "-c", "log.showSignature=off"),
+        *("-C", root, "--no-pager", "log", "-M", "--diff-filter=R", "--name-status", "-z"),
+        *("--no-ext-diff", "--no-textconv", "--relative", "--format=%x01%ct"),
+    ]
+    if since is not None:
+        argv.append(f"--since=@{since}")
+    try:
+        done = subprocess.run(
+            argv,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=GIT_TIMEOUT_S,
+            env=git_environment(root),
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return "", f"git log timed out after {GIT_TIMEOUT_S:g} s"
+    except OSError as exc:
+        return "", f"cannot run git: {exc.strerror or exc}"
+    if done.returncode != 0:
+        first = done.stderr.decode("utf-8", "replace").strip().split("\n")[0][:200]
+        return "", f"git log failed: {first or f'exit {done.returncode}'}"
+    return done.stdout.decode("utf-8", "surrogateescape"), ""
+
+
+def parse_renames(output: str) -> "list[tuple[int, str, str]]":
+    """(commit time, old path, new path) of each rename in `git log -M --diff-filter=R
+    --name-status -z --format=%x01%ct` output: commits oldest first, each commit's renames in
+    git's order."""
+    commits: list[list[tuple[int, str, str]]] = [[]]
+    when = 0
+    fields = output.split("\0")
+    index = 0
+    while index < len(fields):
+        field = fields[index].lstrip("\n")
+        index += 1
+        if field.startswith("\x01"):
+            when = int(field[1:]) if field[1:].isdigit() else 0
+            commits.append([])
+        elif field[:1] == "R" and field[1:].isdigit() and index + 1 < len(fields):
+            commits[-1].append((when, fields[index], fields[index + 1]))
+            index += 2
+    return [rename for commit in reversed(commits) for rename in commit]
+
+
+def follow_moves(
+    path: str, since: "int | None", renames: "Sequence[tuple[int, str, str]]"
+) -> "str | None":
+    """Where `path` went through the chain of renames at or after `since` (a file renamed, or
+    a folder whose files were renamed into another folder); None when it did not move."""
+    current = path
+    for when, old, new in renames:
+        if since is not None and when < since:
+            continue
+        if old == current:
+            current = new
+        elif old.startswith(current + "/"):
+            rest = old[len(current) :]
+            if new.endswith(rest) and len(new) > len(rest):
+                current = new[: -len(rest)]
+    return None if current == path else current
+
+
+def check_paths(
+    root: str, paths: "Sequence[str]", since: "Mapping[str, int | None]"
+) -> "tuple[dict[str, str], str]":
+    """Each path's state (EXISTS, GONE, or MOVED + new path) and what git said (GIT_ASKED, or
+    why it was not: GIT_NOT_NEEDED, GIT_NO_REPO, GIT_MISSING, or its failure). `since` is the
+    Unix time each path's epic was completed (None: the whole history). git is run once, only
+    when a path is gone."""
+    walk = _Walk(root)
+    states = {path: EXISTS if walk.exists(path) else GONE for path in paths}
+    gone = [path for path in paths if states[path] == GONE]
+    if not gone:
+        return states, GIT_NOT_NEEDED
+    times = [since.get(path) for path in gone]
+    earliest = None if None in times else min(t for t in times if t is not None)
+    output, problem = rename_log(root, earliest)
+    if problem:
+        return states, problem
+    renames = parse_renames(output)
+    for path in gone:
+        moved = follow_moves(path, since.get(path), renames)
+        # A target the hook's list of paths could not hold (pm_cache) reads as gone.
+        if moved and len(moved) <= MAX_PATH_CHARS and "\n" not in moved and walk.exists(moved):
+            states[path] = MOVED + moved
+    return states, GIT_ASKED
+
+
+def listed_paths(paths: "Sequence[str]", states: "Mapping[str, str]") -> "list[str]":
+    """What the hook checks on a cache hit: the named paths, then where moved ones went."""
+    listed = dict.fromkeys(paths)
+    for path in paths:
+        state = states.get(path, EXISTS)
+        if state.startswith(MOVED):
+            listed.setdefault(state[len(MOVED) :])
+    return list(listed)
+
+
+def bits_of(paths: "Sequence[str]", states: "Mapping[str, str]") -> str:
+    """existence_bits as the render saw it: a named path is there when its state is EXISTS, a
+    move's target was there when the move was found."""
+    return "".join("1" if states.get(path, EXISTS) == EXISTS else "0" for path in paths)
