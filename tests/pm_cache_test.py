@@ -54,6 +54,9 @@ def test_code_stamp_names_every_rendering_module() -> None:
         "pm_parse.py",
         "pm_render.py",
         "pm_tokens.py",
+        "pm_recall.py",
+        "pm_recall_index.py",
+        "pm_recall_store.py",
         "memory_text.py",
     }
     stamp = memory_io.code_stamp(pm_cache.HERE, pm_cache.RENDER_MODULES)
