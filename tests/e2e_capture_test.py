@@ -31,7 +31,7 @@ from e2e_claude_code_test import (
     resume_block,
     stamped,
 )
-from e2e_write_path_test import installed_user, new_project
+from e2e_write_path_test import MANAGER_SKILL, Session, command_line, installed_user, new_project
 from fake_anthropic import (
     Block,
     FakeAnthropic,
@@ -286,3 +286,32 @@ def test_the_commands_are_for_people_not_the_model(
     assert "- project-memory:permanent-memory-loader: " in listing
     assert "- project-memory:ski-memory-manager: " in listing
     assert "project-memory:remember" not in listing and "project-memory:pause" not in listing
+
+
+def test_pause_asked_in_plain_words_goes_through_the_skill(
+    claude_bin: Path, api: FakeAnthropic, tmp_path: Path
+) -> None:
+    """Without the command: the model loads the session-memory skill (its one allow rule) and
+    runs the pause block of its SKILL.md, where Claude Code has filled in the session id and
+    the plugin's data folder too."""
+    user = installed_user(claude_bin, api, tmp_path / "home")
+    project = new_project(tmp_path, "ledger")
+
+    def build(skill: str, results: list[ToolResult]) -> str:
+        first = command_line(skill, " pause --session-id ")
+        assert first.endswith("--yaml - <<'YAML'"), first
+        return f"{first}\nactive_state: |\n  Done: the ledger export.\n  Next: totals.\nYAML"
+
+    session = Session(MANAGER_SKILL, [build])
+    session_id = session.play(user, project)
+    data = Path(user.env["HOME"]) / DATA_DIR
+    assert f'--session-id "{session_id}" --plugin-data "{data}" ' in session.sent[0]
+    record = (data / "session-memory" / "starts" / session_id).read_text(encoding="utf-8")
+    [started] = re.findall(r"^started=(\S+)$", record, flags=re.MULTILINE)
+    printed = session.outcome(1)
+    assert not printed.is_error, printed.text
+    assert printed.text.endswith(str(project / "memory" / f"{started}-ledger.md"))
+    resume = resume_block(project, option_env(user.env), tmp_path / "expected-data")
+    assert "Next: totals." in resume
+    _, body = user.prompt(project)
+    assert copies(resume, request_texts(body)) == 1, stamped(request_texts(body))
