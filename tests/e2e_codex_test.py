@@ -54,6 +54,7 @@ from fake_responses import (
     ScriptedModel,
     all_texts,
     function_call,
+    is_agent_turn,
     item_texts,
     message,
     new_outputs,
@@ -628,58 +629,61 @@ def shell_output(output: CallOutput) -> tuple[int, str]:
     return int(code.group(1)), output.text.split("\nOutput:\n", 1)[1]
 
 
+# Codex shows the model at most about 10,000 bytes of one command's output (the start and the
+# end, the middle cut out, whatever `max_output_tokens` asks); a model reads a longer file in
+# pieces. The SKILL.md files are longer than that.
+PAGE_LINES = 60
+
+
 @dataclass
 class Agent:
-    """A model that reads a skill's SKILL.md with the shell tool, then runs commands from it."""
+    """A model that reads a skill's SKILL.md with the shell tool, a page of lines at a time as it
+    would read any long file, then runs commands built from that text."""
 
     steps: list[tuple[str, Callable[[str, Path], str]]]  # (skill, build(skill text, folder))
-    sent: list[str] = field(default_factory=list)
-    outputs: list[tuple[int, str]] = field(default_factory=list)
+    texts: dict[str, str] = field(default_factory=dict)  # SKILL.md as the model read it
+    runs: list[tuple[str, int, str]] = field(default_factory=list)  # the steps' commands
+    pending: str | None = None  # the command whose output comes with the next request
+    page: tuple[str, int] | None = None  # (skill, first line) of the page being read
 
-    def model(self) -> ScriptedModel:
-        texts: dict[str, str] = {}
+    def model(self) -> Callable[[dict[str, Any]], list[Item] | None]:
+        done = False
 
         def shell(command: str) -> list[Item]:
-            self.sent.append(command)
+            self.pending = command
             return [function_call("exec_command", {"cmd": command, "yield_time_ms": 10000})]
 
-        def read_result(body: dict[str, Any]) -> None:
-            outputs = new_outputs(body)
-            if self.sent:
-                [output] = outputs
-                self.outputs.append(shell_output(output))
+        def answer(body: dict[str, Any]) -> list[Item] | None:
+            nonlocal done
+            if not is_agent_turn(body) or done:
+                return None
+            if self.pending is not None:
+                [output] = new_outputs(body)
+                code, out = shell_output(output)
+                if self.page is not None:
+                    skill, first = self.page
+                    assert code == 0 and "truncated" not in out.split("\n", 1)[0], out
+                    self.texts[skill] = self.texts.get(skill, "") + out
+                    more = out.count("\n") == PAGE_LINES
+                    self.page = (skill, first + PAGE_LINES) if more else None
+                else:
+                    self.runs.append((self.pending, code, out))
+                self.pending = None
+            step = len(self.runs)
+            if step == len(self.steps) and self.page is None:
+                done = True
+                return [message("Done.")]
+            skill, build = self.steps[step]
+            path = skill_path(body, skill)
+            if self.page is None and skill not in self.texts:
+                self.page = (skill, 1)
+            if self.page is not None:
+                first = self.page[1]
+                last = first + PAGE_LINES - 1
+                return shell(f"sed -n '{first},{last}p' {shlex.quote(str(path))}")
+            return shell(build(self.texts[skill], path.parent))
 
-        def step(index: int) -> Callable[[dict[str, Any]], list[Item]]:
-            skill, build = self.steps[index]
-
-            def answer(body: dict[str, Any]) -> list[Item]:
-                read_result(body)
-                path = skill_path(body, skill)
-                if skill not in texts:
-                    if self.sent and self.sent[-1] == f"cat {shlex.quote(str(path))}":
-                        texts[skill] = self.outputs[-1][1]
-                    else:
-                        return shell(f"cat {shlex.quote(str(path))}")
-                return shell(build(texts[skill], path.parent))
-
-            return answer
-
-        def finish(body: dict[str, Any]) -> list[Item]:
-            read_result(body)
-            return [message("Done.")]
-
-        # A step that must first read its skill takes two requests.
-        plan: list[Callable[[dict[str, Any]], list[Item]]] = []
-        seen: set[str] = set()
-        for index, (skill, _) in enumerate(self.steps):
-            if skill not in seen:
-                seen.add(skill)
-                plan.append(step(index))
-            plan.append(step(index))
-        return ScriptedModel([*plan, finish])
-
-    def results(self) -> list[tuple[str, int, str]]:
-        return [(s, code, out) for s, (code, out) in zip(self.sent, self.outputs)]
+        return answer
 
 
 def test_the_model_runs_load_last_save_and_add_from_the_skill_text(
@@ -718,19 +722,16 @@ def test_the_model_runs_load_last_save_and_add_from_the_skill_text(
     responses_api.responder = agent.model()
     session = user.exec(project, "resume billing-api, save the session, record the epic")
     responses_api.responder = None
-    for number, (sent, code, out) in enumerate(agent.results()):
+    for number, (sent, code, out) in enumerate(agent.runs):
         print(f"[{number}] {sent.splitlines()[0]}\n    -> exit {code}: {out[:300]!r}")
-    assert len(agent.outputs) == 5, agent.results()
-    codes = [code for _, code, _ in agent.results()]
-    assert codes == [0] * 5, agent.results()
-    manager_text = agent.outputs[0][1]
-    assert manager_text == skill_file("ski-memory-manager")
+    assert agent.texts == {skill: skill_file(skill) for skill in agent.texts}, "misread"
+    assert sorted(agent.texts) == ["permanent-memory-loader", "ski-memory-manager"]
+    assert [code for _, code, _ in agent.runs] == [0, 0, 0], agent.runs
     # load-last printed the snapshot the session-start hook had already resumed.
-    assert agent.outputs[1][1] == loaded
+    assert agent.runs[0][2] == loaded
     assert copies(before, all_texts(session.bodies[0])) == 1
-    assert_saved(project, "billing-api", agent.outputs[2][1].strip())
-    assert agent.outputs[3][1] == skill_file("permanent-memory-loader")
-    assert_recorded(project, "FEAT-021", agent.outputs[4][1].strip())
+    assert_saved(project, "billing-api", agent.runs[1][2].strip())
+    assert_recorded(project, "FEAT-021", agent.runs[2][2].strip())
     assert session.bodies, session.result.err
 
     # The next session resumes the new snapshot and carries the new epic, once each.
@@ -769,10 +770,10 @@ def test_read_only_sandbox_refuses_the_writes_and_loses_nothing(
     responses_api.responder = agent.model()
     user.exec(project, "resume billing-api and save the session")
     responses_api.responder = None
-    for sent, code, out in agent.results():
+    for sent, code, out in agent.runs:
         print(f"{sent.splitlines()[0]}\n    -> exit {code}: {out[:300]!r}")
-    [read, loading, saving] = agent.outputs
-    assert read[0] == 0 and loading == (0, loaded)
+    [loading, saving] = [(code, out) for _, code, out in agent.runs]
+    assert loading == (0, loaded)
     assert saving[0] == 1, saving
     [line] = saving[1].splitlines()
     # The lock is the first thing save writes; in this sandbox the system refuses to create it.
