@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 COMMANDS = {
     **{"load": "pm_block", "hook": "pm_hook", "inspect": "pm_inspect", "show": "pm_show"},
     **{"doctor": "pm_doctor", "add": "pm_add", "archive": "pm_archive", "check": "pm_check"},
-    **{"merge": "pm_merge_driver", "git-setup": "pm_git_setup"},
+    **{"merge": "pm_merge_driver", "git-setup": "pm_git_setup", "search": "pm_search"},
 }
 
 

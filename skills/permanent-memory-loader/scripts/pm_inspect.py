@@ -11,6 +11,7 @@ import pm_cli
 from pm_block import add_block_options, load_summary
 from pm_cli import MEMORY_FILE, project_dir
 from pm_report import inspect_text
+from pm_search import add_recall_options, inspect_prompt
 
 HELP = "show each epic, the tokens per level and which level is chosen"
 
@@ -22,6 +23,13 @@ def build_parser() -> argparse.ArgumentParser:
         "tokens) and each level's tokens, the chosen level and why.",
     )
     add_block_options(parser)
+    parser.add_argument(
+        "--prompt",
+        metavar="TEXT",
+        help="instead: what prompt-time recall would add to this prompt, each candidate's "
+        "score and why it was or was not added",
+    )
+    add_recall_options(parser)
     return parser
 
 
@@ -35,6 +43,8 @@ def bold(line: str) -> str:
 
 
 def inspect(args: argparse.Namespace) -> int:
+    if args.prompt is not None:
+        return inspect_prompt(args)
     loaded = load_summary(args)
     if loaded is None:
         path = project_dir(args.project_dir) / MEMORY_FILE

@@ -16,8 +16,13 @@ MIN_BUDGET = 0  # 0 turns recall off
 MAX_PROMPT_BUDGET, MAX_SESSION_BUDGET = 2000, 20000  # the plugin options' ranges
 # The score an entry needs, in units of one rare word matched once in an entry's text
 # (references/recall.md), and the share of the best entry's score it needs beside it.
-THRESHOLD = 1.6
+THRESHOLD = 3.4
 RELATIVE = 0.5
+# Evidence from the rest of the epic: an entry gets this share of the scores of the epic's
+# EPIC_SUPPORT best other entries (an epic that matches the prompt in several entries is
+# about what the prompt is about; one entry matching a word or two by chance is not).
+EPIC_SHARE = 0.5
+EPIC_SUPPORT = 2
 # An epic ID named in the prompt adds this much to each of its entries: above any threshold.
 ID_BONUS = 100.0
 MAX_TERM_CHARS = 40
@@ -58,6 +63,15 @@ which while who whom whose why will with within without won would yet you your y
 add adds added adding allow allows support supports supported fix fixes fixed fixing
 issue issues bug bugs feature request use uses used using want wants new work works working
 way ways able instead also try trying sure ok okay thanks thank hi hello yes
+change changes changed changing create creates created creating make made remove removes
+removed removing replace replaces replaced replacing rename renamed convert converted move
+moved moving update updates updated updating start starts started starting stop stops stopped
+show shows showing shown return returns returned returning write writes written writing give
+gives given take takes taken keep keeps kept run runs running ran find found look looks set
+sets put puts come comes came go goes going went back still again even though around first
+last next same other another each every all some nothing everything anything something
+correct wrong right fail fails failed failing value values thing stuff lot bit little
+whole part parts case cases time times day days today
 """.split()
 )
 
@@ -109,6 +123,10 @@ def stem(word: str) -> str:
         word = word[:-1]
     if word.endswith("ied") and len(word) > 4:
         word = word[:-3] + "y"
+    elif word.endswith("ation") and len(word) > 7:
+        return word[:-3]  # migration and migrate meet at migrat
+    elif word.endswith("able") and len(word) > 7:
+        word = word[:-4]
     elif word.endswith("ing") and len(word) > 5:
         word = word[:-3]
     elif word.endswith("ed") and len(word) > 4:
@@ -174,11 +192,35 @@ def score(
         for entry, weight in zip(*posting):
             scores[entry] = scores.get(entry, 0.0) + weight / unit
             matched.setdefault(entry, []).append(term)
+    scores = with_epic_support(index, scores, matched)
     for epic_id in named_epics(index, text):
         for entry in index["ids"][epic_id]:
             scores[entry] = scores.get(entry, 0.0) + ID_BONUS
             matched.setdefault(entry, []).append(f"#{epic_id}")
     return scores, matched, asked
+
+
+def with_epic_support(
+    index: "Index", scores: "dict[int, float]", matched: "dict[int, list[str]]"
+) -> "dict[int, float]":
+    """Each entry's score plus EPIC_SHARE of its epic's EPIC_SUPPORT best other entries'."""
+    entries = index["entries"]
+    by_epic: dict[str, list[float]] = {}
+    for entry, value in scores.items():
+        by_epic.setdefault(entries[entry][1], []).append(value)
+    best = {
+        epic: sorted(values, reverse=True)[: EPIC_SUPPORT + 1] for epic, values in by_epic.items()
+    }
+    supported = {}
+    for entry, value in scores.items():
+        others = list(best[entries[entry][1]])
+        if value in others:
+            others.remove(value)
+        support = EPIC_SHARE * sum(others[:EPIC_SUPPORT])
+        if support:
+            matched[entry].append(f"+{support:.2f} from the epic")
+        supported[entry] = value + support
+    return supported
 
 
 def ranked(scores: "dict[int, float]") -> "list[int]":

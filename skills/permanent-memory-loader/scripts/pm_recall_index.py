@@ -21,13 +21,14 @@ Counter = Callable[[str], int]
 # BM25F: each field's weight and length normalisation, the saturation constant, and the
 # weight of an adjacent pair of terms (a phrase) relative to a word.
 FIELDS = ("id", "intent", "label", "text")
-FIELD_WEIGHTS = {"id": 0.5, "intent": 0.8, "label": 0.3, "text": 1.0}
+HEADING_FIELDS = ("id", "intent")  # shared by every entry of an epic
+FIELD_WEIGHTS = {"id": 0.5, "intent": 0.5, "label": 0.3, "text": 1.0}
 FIELD_B = {"id": 0.0, "intent": 0.3, "label": 0.0, "text": 0.75}
 K1 = 1.2
 PHRASE_WEIGHT = 0.6
 # A term in more than this share of the entries says nothing about which ones a prompt is
 # about: left out of the index (for files of at least COMMON_MIN_ENTRIES entries).
-COMMON_SHARE = 0.08
+COMMON_SHARE = 0.12
 COMMON_MIN_ENTRIES = 40
 # Bounds that keep building linear and small: the entries indexed (the newest first), the
 # characters of an entry that are scored, the header counts kept.
@@ -138,8 +139,10 @@ def build_index(sources: Sequence[Source], block: str, count: Counter) -> pm_rec
         folded = safe_text(item.epic.epic_id).casefold()
         if any(c.isdigit() for c in folded) and len(folded) >= 3:
             ids.setdefault(folded, []).append(number)
-    postings, common = weigh(fields)
-    total = len(entries)
+    epic_of: dict[int, int] = {}  # an epic record's identity: its number
+    epic_numbers = [epic_of.setdefault(id(item.epic), len(epic_of)) for item in found]
+    postings, common = weigh(fields, epic_numbers)
+    total = len(entries) + len(set(epic_numbers))
     return {
         "format": pm_recall.INDEX_FORMAT,
         "entries": entries,
@@ -155,31 +158,36 @@ def build_index(sources: Sequence[Source], block: str, count: Counter) -> pm_rec
 
 
 def weigh(
-    fields: Sequence[dict[str, list[str]]],
+    fields: Sequence[dict[str, list[str]]], epics: Sequence[int]
 ) -> tuple[dict[str, tuple[tuple[int, ...], tuple[float, ...]]], tuple[str, ...]]:
     """BM25F postings of words and adjacent pairs: for each term, the entries that have it and
-    its weight in each; and the words left out as too common."""
+    its weight in each; and the words left out as too common. `epics` numbers each entry's
+    epic: a word of an epic's ID or intent, which every entry of the epic carries, counts once
+    towards how common it is, as if the epic's heading were one more entry."""
     total = len(fields)
     lengths = {f: [len(entry[f]) for entry in fields] for f in FIELDS}
     average = {f: (sum(lengths[f]) / total if total else 0.0) or 1.0 for f in FIELDS}
     # term -> entry -> the field-weighted, length-normalised frequency
     frequency: dict[str, dict[int, float]] = {}
+    # term -> the entries (text, label) and the epics (ID, intent) that have it
+    holders: dict[str, set[tuple[str, int]]] = {}
     for number, entry in enumerate(fields):
         for name in FIELDS:
             found = entry[name]
             norm = 1 - FIELD_B[name] + FIELD_B[name] * len(found) / average[name]
             weight = FIELD_WEIGHTS[name] / norm
-            for term in found:
+            holder = ("epic", epics[number]) if name in HEADING_FIELDS else ("entry", number)
+            for term in [*found, *pm_recall.pairs(found)]:
                 per = frequency.setdefault(term, {})
-                per[number] = per.get(number, 0.0) + weight
-            for pair in pm_recall.pairs(found):
-                per = frequency.setdefault(pair, {})
-                per[number] = per.get(number, 0.0) + weight * PHRASE_WEIGHT
+                share = weight * (PHRASE_WEIGHT if " " in term else 1.0)
+                per[number] = per.get(number, 0.0) + share
+                holders.setdefault(term, set()).add(holder)
+    units = total + len(set(epics))
     common = tuple(
         sorted(
             term
-            for term, per in frequency.items()
-            if " " not in term and total >= COMMON_MIN_ENTRIES and len(per) > COMMON_SHARE * total
+            for term, held in holders.items()
+            if " " not in term and total >= COMMON_MIN_ENTRIES and len(held) > COMMON_SHARE * units
         )
     )
     left_out = set(common)
@@ -187,7 +195,7 @@ def weigh(
     for term, per in frequency.items():
         if term in left_out:
             continue
-        rarity = idf(total, len(per))
+        rarity = idf(units, len(holders[term]))
         numbers = tuple(sorted(per))
         weights = tuple(round(rarity * per[n] / (K1 + per[n]), 4) for n in numbers)
         postings[term] = (numbers, weights)

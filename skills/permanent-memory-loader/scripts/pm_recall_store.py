@@ -28,10 +28,13 @@ MAX_INDEX_BYTES = 256 * 1024 * 1024
 MAX_SESSION_BYTES = 1024 * 1024
 
 
-def archive_files(memory_path: str, root: str) -> "list[tuple[str, bytes]]":
+def archive_files(memory_path: str, root: "str | None") -> "list[tuple[str, bytes]]":
     """The archive's `*.md` files beside the memory file, as (`archive/NAME.md`, bytes), newest
-    name first, within the bounds above; a file that cannot be read (a link out of the project,
-    not a regular file, too large) is left out with a note."""
+    name first, within the bounds above; a file that cannot be read (a link out of the project
+    `root`, not a regular file, too large) is left out with a note. No root: the memory file
+    is one the user named, and its archive may be anywhere too; "-" (stdin) has none."""
+    if memory_path == "-":
+        return []
     folder = os.path.join(os.path.dirname(memory_path), ARCHIVE_DIR)
     try:
         names = sorted((n for n in os.listdir(folder) if n.endswith(".md")), reverse=True)
