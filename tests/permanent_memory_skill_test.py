@@ -61,7 +61,7 @@ def test_front_matter() -> None:
 
 def test_every_command_in_skill_md_runs(tmp_path: Path) -> None:
     commands = blocks(SKILL_MD, "bash")
-    assert len(commands) == 5
+    assert len(commands) == 6
     assert all(
         c.startswith('python3 "${CLAUDE_SKILL_DIR}/scripts/permanent_memory.py" ') for c in commands
     )
@@ -74,8 +74,13 @@ def test_every_command_in_skill_md_runs(tmp_path: Path) -> None:
         CLAUDE_PLUGIN_DATA=str(tmp_path / "data"),
     )
     results = [run_command(["bash", "-c", c], env=env, cwd=project, timeout=120) for c in commands]
-    assert [r.code for r in results] == [0, 0, 0, 0, 0], [r.err for r in results]
-    load, explain, inspect, doctor, add = results
+    assert [r.code for r in results] == [0, 0, 0, 0, 0, 0], [r.err for r in results]
+    search, load, explain, inspect, doctor, add = results
+    assert search.out == (
+        "[permanent-memory | trust:file]\n"
+        'No entries match "date library timezone" (4 entries searched, 0 archive files '
+        "included).\n"
+    )
     memory = project / ".claude" / "memory" / "permanent_memory.md"
     assert add.out.startswith(f"added FEAT-012 to {memory} (")
     assert add.err == ""

@@ -18,8 +18,8 @@ if TYPE_CHECKING:
 # that start with no command are load's. --help lists them in this order with each one's HELP.
 COMMANDS = {
     **{"load": "pm_block", "hook": "pm_hook", "inspect": "pm_inspect", "show": "pm_show"},
-    **{"doctor": "pm_doctor", "add": "pm_add", "archive": "pm_archive", "check": "pm_check"},
-    **{"merge": "pm_merge_driver", "git-setup": "pm_git_setup", "search": "pm_search"},
+    **{"search": "pm_search", "doctor": "pm_doctor", "add": "pm_add", "archive": "pm_archive"},
+    **{"check": "pm_check", "merge": "pm_merge_driver", "git-setup": "pm_git_setup"},
 }
 
 

@@ -21,7 +21,7 @@ from pm_recall_index import MEMORY_SOURCE, index_files
 from pm_render import Budget
 from pm_tokens import Tokenizer
 
-HELP = "the entries of every epic, the archive included, that match some words"
+HELP = "the entries that match some words, from every epic and the archive"
 DEFAULT_LIMIT = 10
 SHOWN_CANDIDATES = 20
 

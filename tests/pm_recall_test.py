@@ -1,0 +1,281 @@
+"""pm_recall and pm_recall_index: terms (identifiers split, the stemmer, stop words), the index,
+the scores' order, the threshold, the budgets and what a session never gets twice."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+import pm_parse
+import pm_recall
+import pm_recall_index
+import pm_render
+import pm_tokens
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from support import token_count
+
+
+@functools.lru_cache(maxsize=1)
+def exact() -> Callable[[str], int]:
+    count, _engine, _source = pm_tokens.load_exact_counter(bundled_first=True)
+    return count
+
+
+def index_of(
+    text: str, block: str = "", archives: tuple[tuple[str, str], ...] = ()
+) -> pm_recall.Index:
+    epics = pm_parse.parse_permanent(text)
+    lines = pm_parse.normalise_text(text).split("\n")
+    files = [(name, body.encode()) for name, body in archives]
+    return pm_recall_index.index_files(epics, lines, files, block, exact())
+
+
+MEMORY = """\
+## Epic: FEAT-005 — Stripe webhook ingestion
+**Completed:** 2025-07-08T11:05:00Z
+
+### Gotchas discovered
+- Stripe sends duplicate events
+- retries go on for 3 days, so dedupe on the event id, not on the delivery
+
+### Patterns that worked
+- store the raw event first, process it from an outbox table
+- check the signature before parsing JSON
+
+## Epic: FEAT-009 — Multi-currency invoices
+**Completed:** 2025-11-20T09:40:00Z
+
+### Architectural decisions
+- money as integer minor units (DEC-015)
+  Rationale: floats lost cents on JPY to EUR conversions. (Confidence: 0.97)
+- exchange rate fixed when the invoice is finalised, not when it is paid (DEC-016)
+
+## Epic: UI-003 — Components
+**Completed:** 2025-12-01T00:00:00Z
+
+### Anti-patterns to avoid
+- typing components as React.FC; write plain functions with typed props
+"""
+
+ARCHIVE = """\
+# Permanent memory archive
+
+## Epic: OLD-001 — Date handling
+**Completed:** 2024-01-01T00:00:00Z
+
+### Architectural decisions
+- luxon is the one date library; no moment, no dayjs
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("parseHTTPHeader", ["parse", "http", "header"]),
+        ("React.FC", ["react", "fc"]),
+        ("snake_case_name", ["snake", "case", "name"]),
+        ("kebab-case-name", ["kebab", "case", "name"]),
+        ("src/billing/invoice_pdf.py", ["src", "billing", "invoice", "pdf", "py"]),
+        ("getEntityByRef", ["get", "entity", "by", "ref"]),
+        ("XMLHttpRequest", ["xml", "http", "request"]),
+        ("ISO 4217, utf8", ["iso", "4217", "utf8"]),
+        ("Übergröße straße", ["übergröße", "straße"]),
+        ("", []),
+        ("--- ... ///", []),
+    ],
+)
+def test_split_words(text: str, words: list[str]) -> None:
+    assert pm_recall.split_words(text) == words
+
+
+@pytest.mark.parametrize(
+    ("word", "stem"),
+    [
+        *(("cache", "cach"), ("caches", "cach"), ("cached", "cach"), ("caching", "cach")),
+        *(("retry", "retry"), ("retries", "retry"), ("retried", "retry")),
+        *(("migrate", "migrat"), ("migration", "migrat"), ("migrations", "migrat")),
+        *(("running", "run"), ("logged", "log"), ("indexes", "index"), ("classes", "class")),
+        *(("status", "status"), ("analysis", "analysis"), ("discoverable", "discover")),
+        *(("api", "api"), ("fc", "fc"), ("4217", "4217"), ("utf8", "utf8")),
+    ],
+)
+def test_stem(word: str, stem: str) -> None:
+    assert pm_recall.stem(word) == stem
+
+
+def test_terms_leave_out_stop_words_short_numbers_and_one_letter_words() -> None:
+    prompt = "Please add support for the x-axis: fix it in 2 or 3 places, see ISO 4217"
+    assert pm_recall.terms(prompt) == ["axis", "plac", "see", "iso", "4217"]
+    assert pm_recall.pairs(["a", "b", "b", "c"]) == ["a b", "b c"]
+
+
+def test_named_epics_match_whole_ids_in_any_case() -> None:
+    index = index_of(MEMORY)
+    assert sorted(index["ids"]) == ["feat-005", "feat-009", "ui-003"]
+    assert pm_recall.named_epics(index, "what did feat-009 decide?") == ["feat-009"]
+    assert pm_recall.named_epics(index, "XFEAT-009 and FEAT-0091") == []
+
+
+def test_scores_put_the_entry_that_says_it_first() -> None:
+    index = index_of(MEMORY)
+    scores, matched, asked = pm_recall.score(index, "Stripe webhook events arrive twice: dedupe?")
+    order = [index["entries"][n][3] for n in pm_recall.ranked(scores)]
+    assert order[0] == (
+        "FEAT-005 gotchas: retries go on for 3 days, so dedupe on the event id, not on the delivery"
+    )
+    assert {line.split(" ")[0] for line in order} == {"FEAT-005"}  # no other epic matches
+    assert asked[:4] == ["strip", "webhook", "event", "arriv"]
+    best = pm_recall.ranked(scores)[0]
+    assert matched[best][:3] == ["strip", "webhook", "event"]
+
+
+def test_identifiers_in_a_prompt_find_their_words() -> None:
+    index = index_of(MEMORY)
+    scores, _, _ = pm_recall.score(index, "Get rid of every React.FC in MyButton")
+    best = index["entries"][pm_recall.ranked(scores)[0]]
+    assert best[1:3] == ("UI-003", "anti-patterns")
+
+
+def test_a_continuation_line_belongs_to_its_item() -> None:
+    index = index_of(MEMORY)
+    texts = [entry[7] for entry in index["entries"]]
+    assert (
+        "money as integer minor units (DEC-015) Rationale: floats lost cents on JPY to EUR "
+        "conversions." in texts
+    )
+    assert not any(text.startswith("Rationale") for text in texts)
+
+
+def test_newest_first_the_memory_file_then_the_archive() -> None:
+    index = index_of(MEMORY, archives=(("archive/2024-01-01.md", ARCHIVE),))
+    order = list(dict.fromkeys(entry[1] for entry in index["entries"]))
+    assert order == ["UI-003", "FEAT-009", "FEAT-005", "OLD-001"]
+    assert {entry[6] for entry in index["entries"] if entry[1] == "OLD-001"} == {
+        "archive/2024-01-01.md"
+    }
+    block, keys, tokens = pm_recall.recall(
+        index, "replace moment with luxon in the date picker", set(), 80, 600
+    )
+    assert block == (
+        "[permanent-memory | trust:file]\n"
+        "Relevant to this prompt (from 1 epic):\n"
+        "OLD-001 decisions: luxon is the one date library; no moment, no dayjs\n"
+    )
+    assert len(keys) == 1 and tokens == token_count(block)[0]
+
+
+def test_silence_when_nothing_clears_the_threshold() -> None:
+    index = index_of(MEMORY)
+    for prompt in ("carry on", "", "the", "invoice", "x" * 50_000):
+        assert pm_recall.recall(index, prompt, set(), 80, 600) == ("", [], 0)
+
+
+def test_entries_the_session_start_block_showed_count_as_received() -> None:
+    block = pm_render.render_block(
+        pm_parse.parse_permanent(MEMORY), pm_render.Budget(), exact(), pm_render_now()
+    ).text
+    index = index_of(MEMORY, block)
+    shown = {entry[3] for entry in index["entries"] if entry[5]}
+    assert "FEAT-005 gotchas: Stripe sends duplicate events" in shown
+    received = {entry[0] for entry in index["entries"] if entry[5]}
+    text, _, _ = pm_recall.recall(index, "Stripe sends duplicate events again", received, 80, 600)
+    assert "Stripe sends duplicate events\n" not in text
+
+
+def pm_render_now() -> object:
+    from datetime import datetime, timezone
+
+    return datetime(2026, 1, 1, tzinfo=timezone.utc)
+
+
+def test_an_epic_id_in_the_prompt_selects_its_entries_within_the_budget() -> None:
+    index = index_of(MEMORY)
+    block, keys, tokens = pm_recall.recall(index, "what did FEAT-009 settle?", set(), 80, 600)
+    assert block.split("\n")[1] == "Relevant to this prompt (from 1 epic):"
+    assert all(line.startswith("FEAT-009 ") for line in block.rstrip("\n").split("\n")[2:])
+    assert tokens <= 80 and len(keys) == block.count("\nFEAT-009 ")
+
+
+def test_choose_says_why_each_candidate_was_left_out() -> None:
+    index = index_of(MEMORY)
+    scores, _, _ = pm_recall.score(index, "Stripe webhook events arrive twice: dedupe?")
+    order = pm_recall.ranked(scores)
+    received = {index["entries"][order[0]][0]}
+    chosen, why = pm_recall.choose(index, scores, received, 80, 600)
+    assert why[order[0]] == "already in this session's context"
+    assert order[1] in chosen
+    tight, why_tight = pm_recall.choose(index, scores, set(), 20, 600)
+    assert tight == []
+    assert why_tight[order[0]].startswith("over the prompt budget (")
+    _, why_session = pm_recall.choose(index, scores, set(), 80, 20)
+    assert why_session[order[0]].startswith("over the session budget (")
+    assert all(
+        reason.startswith(("below the threshold", "under 0.5 x the best score"))
+        for n, reason in why.items()
+        if n not in (order[0],) and n not in chosen
+    )
+
+
+def test_the_same_text_in_two_epics_is_sent_once() -> None:
+    twice = MEMORY + MEMORY.replace("FEAT-005", "FEAT-105", 1)
+    index = index_of(twice)
+    block, keys, _ = pm_recall.recall(index, "Stripe duplicate events dedupe", set(), 200, 600)
+    lines = block.rstrip("\n").split("\n")[2:]
+    texts = [line.split(": ", 1)[1] for line in lines]
+    assert len(texts) == len(set(texts)) == len(keys) == len(set(keys))
+
+
+# --- properties: the budgets hold and no entry is sent twice in a session
+
+PROMPT_WORDS = st.lists(
+    st.sampled_from(
+        "stripe duplicate events dedupe retries signature outbox money minor units exchange "
+        "rate invoice finalised paid react fc components typed props luxon moment date "
+        "FEAT-005 FEAT-009 UI-003 OLD-001 carry on please fix the".split()
+    ),
+    max_size=12,
+).map(" ".join)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    prompts=st.lists(PROMPT_WORDS, min_size=1, max_size=12),
+    prompt_budget=st.integers(0, 120),
+    session_budget=st.integers(0, 400),
+)
+def test_budgets_hold_and_nothing_is_sent_twice(
+    prompts: list[str], prompt_budget: int, session_budget: int
+) -> None:
+    index = recall_index()
+    received = {entry[0] for entry in index["entries"] if entry[5]}
+    spent = 0
+    sent: list[str] = []
+    for prompt in prompts:
+        block, keys, tokens = pm_recall.recall(
+            index, prompt, received, prompt_budget, session_budget - spent
+        )
+        assert not set(keys) & received
+        assert len(keys) == len(set(keys))
+        if block:
+            assert tokens == token_count(block)[0] or token_count(block)[1] != "cl100k_base"
+            assert tokens <= prompt_budget and spent + tokens <= session_budget
+            assert block.startswith(pm_recall.STAMP + "\n")
+            assert all(len(line) <= pm_render.MAX_LINE_CHARS for line in block.split("\n"))
+        else:
+            assert keys == [] and tokens == 0
+        received.update(keys)
+        sent += keys
+        spent += tokens
+    assert len(sent) == len(set(sent))
+    assert spent <= session_budget
+
+
+@functools.lru_cache(maxsize=1)
+def recall_index() -> pm_recall.Index:
+    return index_of(MEMORY, archives=(("archive/2024-01-01.md", ARCHIVE),))
+
+
+def test_stamp_is_the_blocks() -> None:
+    assert pm_recall.STAMP == pm_render.STAMP
