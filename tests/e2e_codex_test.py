@@ -161,12 +161,18 @@ class CodexUser:
         assert result.code == 0, (args, result.out, result.err)
         return result.out
 
-    def exec(self, project: Path, prompt: str | None = None, resume: str | None = None) -> Run:
+    def exec(
+        self,
+        project: Path,
+        prompt: str | None = None,
+        resume: str | None = None,
+        flags: Sequence[str] = (),
+    ) -> Run:
         """One `codex exec` (or `codex exec resume ID`) prompt; the requests it made."""
         prompt = prompt or f"e2e prompt {uuid.uuid4().hex}"
         before = len(self.api.response_requests())
         args = ["exec", "resume", resume] if resume else ["exec"]
-        result = self.run(*args, "--json", "--skip-git-repo-check", prompt, cwd=project)
+        result = self.run(*args, *flags, "--json", "--skip-git-repo-check", prompt, cwd=project)
         assert result.code == 0, (result.out, result.err)
         events = [json.loads(line) for line in result.out.splitlines() if line.startswith("{")]
         started = [e["thread_id"] for e in events if e.get("type") == "thread.started"]
@@ -306,16 +312,27 @@ def readme_codex_commands() -> list[list[str]]:
     return [shlex.split(line[2:]) for line in install.splitlines() if line.startswith("$ codex ")]
 
 
-def installed_user(codex: Path, api: FakeResponses, tmp_path: Path, **settings: Any) -> CodexUser:
-    """A user who installed the plugin with the README's own commands, from a clean checkout."""
-    user = CodexUser(codex, api, tmp_path / "home", **settings)
-    checkout = clean_checkout(tmp_path)
-    commands = readme_codex_commands()
+def readme_install_commands() -> list[list[str]]:
+    commands = [c for c in readme_codex_commands() if c[1] == "plugin"]
     assert [c[:3] for c in commands] == [
         ["codex", "plugin", "marketplace"],
         ["codex", "plugin", "add"],
     ], commands
-    for command in commands:
+    return commands
+
+
+def readme_exec_flags() -> list[str]:
+    """The flags of README's `codex exec` line (its prompt left out)."""
+    [command] = [c for c in readme_codex_commands() if c[1] == "exec"]
+    assert command[-1] and not command[-1].startswith("-"), command
+    return command[2:-1]
+
+
+def installed_user(codex: Path, api: FakeResponses, tmp_path: Path, **settings: Any) -> CodexUser:
+    """A user who installed the plugin with the README's own commands, from a clean checkout."""
+    user = CodexUser(codex, api, tmp_path / "home", **settings)
+    checkout = clean_checkout(tmp_path)
+    for command in readme_install_commands():
         user.ok(*command[1:], cwd=checkout.parent)
     return user
 
@@ -689,7 +706,8 @@ class Agent:
 def test_the_model_runs_load_last_save_and_add_from_the_skill_text(
     codex_bin: Path, responses_api: FakeResponses, tmp_path: Path
 ) -> None:
-    user = installed_user(codex_bin, responses_api, tmp_path)
+    # The user's config keeps `codex exec`'s read-only default; README's flag opens the project.
+    user = installed_user(codex_bin, responses_api, tmp_path, sandbox="read-only")
     project = demo_copy(tmp_path, only="billing-api")
     subprocess.run(["git", "init", "-q", str(project)], check=True, timeout=30)
     user.trust_hooks(project)
@@ -720,7 +738,9 @@ def test_the_model_runs_load_last_save_and_add_from_the_skill_text(
         ]
     )
     responses_api.responder = agent.model()
-    session = user.exec(project, "resume billing-api, save the session, record the epic")
+    flags = readme_exec_flags()
+    assert flags == ["--sandbox", "workspace-write"], flags
+    session = user.exec(project, "resume billing-api, save, record the epic", flags=flags)
     responses_api.responder = None
     for number, (sent, code, out) in enumerate(agent.runs):
         print(f"[{number}] {sent.splitlines()[0]}\n    -> exit {code}: {out[:300]!r}")
