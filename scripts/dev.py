@@ -150,7 +150,7 @@ def ensure_venv(extras: str, venv_dir: Path = VENV) -> Path:
 def ensure_npm_clients() -> None:
     npm = shutil.which("npm")
     if npm is None:
-        _say("npm not found: end-to-end tests with Claude Code and skillmds will be skipped")
+        _say("npm not found: end-to-end tests with Claude Code, Codex and skillmds will be skipped")
         return
     lock = E2E / "package-lock.json"
     stamp = E2E / "node_modules" / ".installed-lock"

@@ -1,6 +1,6 @@
 """What the end-to-end tests share: where the pinned npm clients live, and a clean environment.
 
-The clients (Claude Code and skillmds) are installed by `python3 scripts/dev.py test` with
+The clients (Claude Code, Codex and skillmds) are installed by `python3 scripts/dev.py test` with
 `npm ci` into `scripts/e2e/node_modules`. Without them the end-to-end tests skip, except in CI
 (`CI=true`), where a missing client is a failure: CI must run these checks, not skip them.
 """
