@@ -462,6 +462,9 @@ def test_install_lists_the_skills_and_the_trusted_hooks_add_both_blocks(
         entry = f"- project-memory:{skill}: {description.group(1)} (file: "
         assert entry in listing, listing
     print(f"\nthe skill listing the model got:\n{listing}")
+    # The plugin's commands (commands/*.md) are not among what Codex offers the model.
+    ours = re.findall(r"^- (project-memory:[\w-]+):", listing, re.MULTILINE)
+    assert ours == ["project-memory:permanent-memory-loader", "project-memory:ski-memory-manager"]
     assert copies("[permanent-memory | trust:file]", all_texts(untrusted.first)) == 0
 
     # Trusted: a new session starts with both blocks, once each, as one developer message.
