@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -46,7 +47,7 @@ pytestmark = pytest.mark.e2e
 
 LOADER_SCRIPT = "/skills/permanent-memory-loader/scripts/permanent_memory.py"
 MANAGER_SCRIPT = "/skills/ski-memory-manager/scripts/memory_manager.py"
-DATA_DIR = Path(".claude") / "plugins" / "data" / "project-memory-project-memory"
+STARTS = Path(".cache") / "project-memory" / "session-memory" / "starts"  # under HOME
 
 
 @pytest.fixture(autouse=True)
@@ -229,10 +230,9 @@ def test_pause_then_a_new_session_resumes_the_snapshot(
     session_id = str(reply["session_id"])
     tags, command_text = command_message(seen[0], "project-memory:pause")
     first = bash_block(command_text)[0]
-    data = Path(user.env["HOME"]) / DATA_DIR
-    assert f'pause --session-id "{session_id}" --plugin-data "{data}" --yaml' in first, first
+    assert f'pause --session-id "{session_id}" --yaml' in first, first
     # The session's start, as the SessionStart hook recorded it, names the snapshot.
-    record = (data / "session-memory" / "starts" / session_id).read_text(encoding="utf-8")
+    record = (Path(user.env["HOME"]) / STARTS / session_id).read_text(encoding="utf-8")
     [started] = re.findall(r"^started=(\S+)$", record, flags=re.MULTILINE)
     snapshot = project / folder / f"{started}-Billing-API-v2.md"
     [result] = results
@@ -292,8 +292,7 @@ def test_pause_asked_in_plain_words_goes_through_the_skill(
     claude_bin: Path, api: FakeAnthropic, tmp_path: Path
 ) -> None:
     """Without the command: the model loads the session-memory skill (its one allow rule) and
-    runs the pause block of its SKILL.md, where Claude Code has filled in the session id and
-    the plugin's data folder too."""
+    runs the pause block of its SKILL.md, where Claude Code has filled in the session id too."""
     user = installed_user(claude_bin, api, tmp_path / "home")
     project = new_project(tmp_path, "ledger")
 
@@ -304,9 +303,8 @@ def test_pause_asked_in_plain_words_goes_through_the_skill(
 
     session = Session(MANAGER_SKILL, [build])
     session_id = session.play(user, project)
-    data = Path(user.env["HOME"]) / DATA_DIR
-    assert f'--session-id "{session_id}" --plugin-data "{data}" ' in session.sent[0]
-    record = (data / "session-memory" / "starts" / session_id).read_text(encoding="utf-8")
+    assert f'--session-id "{session_id}" --yaml' in session.sent[0]
+    record = (Path(user.env["HOME"]) / STARTS / session_id).read_text(encoding="utf-8")
     [started] = re.findall(r"^started=(\S+)$", record, flags=re.MULTILINE)
     printed = session.outcome(1)
     assert not printed.is_error, printed.text
@@ -315,3 +313,39 @@ def test_pause_asked_in_plain_words_goes_through_the_skill(
     assert "Next: totals." in resume
     _, body = user.prompt(project)
     assert copies(resume, request_texts(body)) == 1, stamped(request_texts(body))
+
+
+def test_pause_from_a_skill_installed_alone_reuses_its_first_timestamp(
+    claude_bin: Path, api: FakeAnthropic, tmp_path: Path
+) -> None:
+    """The skill copied into a project, as skillmds installs it: no plugin, so no hook. The
+    first pause records the session's start in the user's cache folder; the second, in the same
+    session, updates the same snapshot."""
+    user = ClaudeUser(claude_bin, api, tmp_path / "home")
+    project = new_project(tmp_path, "solo")
+    shutil.copytree(
+        ROOT / "skills" / "ski-memory-manager",
+        project / ".claude" / "skills" / "ski-memory-manager",
+        ignore=shutil.ignore_patterns("__pycache__"),
+    )
+
+    def build(done: str) -> Callable[[str, list[ToolResult]], str]:
+        def command(skill: str, results: list[ToolResult]) -> str:
+            first = command_line(skill, " pause --session-id ")
+            return f"{first}\nactive_state: |\n  Done: {done}\nYAML"
+
+        return command
+
+    first = Session("ski-memory-manager", [build("one")])
+    session_id = first.play(user, project)
+    assert f'--session-id "{session_id}" ' in first.sent[0]
+    assert (Path(user.env["HOME"]) / STARTS / session_id).is_file()
+    printed = first.outcome(1)
+    assert not printed.is_error, printed.text
+    [snapshot] = sorted((project / "memory").glob("*-solo.md"))
+    assert printed.text.endswith(str(snapshot))
+    second = Session("ski-memory-manager", [build("two")])
+    second.play(user, project, "--resume", session_id)
+    assert (second.outcome(1).is_error, second.outcome(1).text) == (False, str(snapshot))
+    assert sorted((project / "memory").glob("*.md")) == [snapshot]
+    assert "\n## Active state\nDone: two\n" in snapshot.read_text(encoding="utf-8")

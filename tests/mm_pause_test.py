@@ -52,8 +52,7 @@ def pause(*args: str, stdin: str = STATE) -> Result:
 
 
 def test_pause_in_a_recorded_session(project: Path, isolated_env: Path) -> None:
-    data = isolated_env / "plugin-data"
-    folder = mm_session.starts_dir({"CLAUDE_PLUGIN_DATA": str(data)})
+    folder = mm_session.starts_dir({"XDG_CACHE_HOME": str(isolated_env / "xdg")})
     assert folder is not None
     # What the SessionStart hook recorded: the session's start, its project, the option.
     mm_session.write_start(
@@ -82,7 +81,7 @@ def test_pause_in_a_recorded_session(project: Path, isolated_env: Path) -> None:
 
 
 def test_the_recorded_memory_dir_option_is_used(project: Path, isolated_env: Path) -> None:
-    folder = mm_session.starts_dir({"CLAUDE_PLUGIN_DATA": str(isolated_env / "plugin-data")})
+    folder = mm_session.starts_dir({"XDG_CACHE_HOME": str(isolated_env / "xdg")})
     assert folder is not None
     mm_session.write_start(
         folder,
@@ -97,24 +96,20 @@ def test_the_recorded_memory_dir_option_is_used(project: Path, isolated_env: Pat
 def test_a_session_no_hook_recorded_is_recorded_by_its_first_pause(
     project: Path, isolated_env: Path, tmp_path: Path
 ) -> None:
-    data = tmp_path / "elsewhere"
-    first = pause(
-        "--session-id", "s-3", "--plugin-data", str(data), "--now", "2026-12-01T11:05:00Z"
-    )
+    first = pause("--session-id", "s-3", "--now", "2026-12-01T11:05:00Z")
     path = project / "memory" / "2026-12-01-11-05-Billing-API.md"
     assert first.code == 0 and first.out == f"{path}\n", first.err
-    record = mm_session.read_start(str(data / "session-memory" / "starts"), "s-3")
+    starts = isolated_env / "xdg" / "project-memory" / "session-memory" / "starts"
+    record = mm_session.read_start(str(starts), "s-3")
     assert record == mm_session.SessionStart("2026-12-01-11-05", "", str(project), "")
-    later = pause(
-        "--session-id", "s-3", "--plugin-data", str(data), "--now", "2026-12-01T13:00:00Z"
-    )
+    later = pause("--session-id", "s-3", "--now", "2026-12-01T13:00:00Z")
     assert later.out == f"{path}\n"
 
 
 @pytest.mark.parametrize("session_id", [None, "", "${CLAUDE_SESSION_ID}"])
 def test_without_a_session_the_timestamp_is_now(project: Path, session_id: str | None) -> None:
     args = [] if session_id is None else ["--session-id", session_id]
-    result = pause(*args, "--plugin-data", "", "--now", "2026-12-01T11:07:30Z")
+    result = pause(*args, "--now", "2026-12-01T11:07:30Z")
     assert result.out == f"{project / 'memory' / '2026-12-01-11-07-Billing-API.md'}\n"
 
 

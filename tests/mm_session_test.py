@@ -73,12 +73,12 @@ def test_record_names(tmp_path: Path) -> None:
 
 
 def test_the_first_start_is_kept(tmp_path: Path) -> None:
-    env = {"CLAUDE_PLUGIN_DATA": str(tmp_path), "CLAUDE_PROJECT_DIR": "/p"}
+    env = {"XDG_CACHE_HOME": str(tmp_path), "CLAUDE_PROJECT_DIR": "/p"}
     payload = {"session_id": "s-1", "cwd": "/p"}
     mm_session.record_start(payload, env, NOON)
     mm_session.record_start(payload, {**env, "CLAUDE_PROJECT_DIR": "/q"}, NOON + 3600)
     folder = mm_session.starts_dir(env)
-    assert folder == str(tmp_path / "session-memory" / "starts")
+    assert folder == str(tmp_path / "project-memory" / "session-memory" / "starts")
     assert mm_session.read_start(folder, "s-1") == SessionStart("2026-12-01-12-00", "/p", "/p", "")
     assert mm_session.read_start(folder, "s-2") is None
     assert os.listdir(folder) == ["s-1"]
@@ -86,7 +86,7 @@ def test_the_first_start_is_kept(tmp_path: Path) -> None:
 
 def test_no_session_id_records_nothing(tmp_path: Path) -> None:
     for payload in ({}, {"session_id": 7}, {"session_id": ""}):
-        mm_session.record_start(payload, {"CLAUDE_PLUGIN_DATA": str(tmp_path)}, NOON)
+        mm_session.record_start(payload, {"XDG_CACHE_HOME": str(tmp_path)}, NOON)
     assert list(tmp_path.iterdir()) == []
 
 
@@ -101,7 +101,7 @@ def test_old_records_are_forgotten(tmp_path: Path) -> None:
 
 
 def hook(tmp_path: Path, session_id: str, data: Path) -> tuple[int, str, str]:
-    env = clean_env(tmp_path, CLAUDE_PLUGIN_DATA=str(data), CLAUDE_PROJECT_DIR=str(tmp_path))
+    env = clean_env(tmp_path, XDG_CACHE_HOME=str(data), CLAUDE_PROJECT_DIR=str(tmp_path))
     payload = {"session_id": session_id, "cwd": str(tmp_path), "hook_event_name": "SessionStart"}
     result = run_command(
         [sys.executable, SCRIPT, "hook"], env=env, stdin=json.dumps(payload).encode()
@@ -113,7 +113,7 @@ def test_the_hook_records_the_session_start(tmp_path: Path) -> None:
     before = time.time()
     code, _out, err = hook(tmp_path, "abc-1", tmp_path / "data")
     assert (code, err) == (0, "")
-    record = tmp_path / "data" / "session-memory" / "starts" / "abc-1"
+    record = tmp_path / "data" / "project-memory" / "session-memory" / "starts" / "abc-1"
     start = parse_record(record.read_text(encoding="utf-8"))
     assert start is not None
     assert start.started in {mm_session.stamp_of(before), mm_session.stamp_of(time.time())}
@@ -127,10 +127,11 @@ def test_the_hook_records_the_session_start(tmp_path: Path) -> None:
 def test_the_hook_still_answers_when_it_cannot_record(tmp_path: Path) -> None:
     data = tmp_path / "data"
     data.mkdir()
-    (data / "session-memory").write_text("a file where the folder would go")
+    (data / "project-memory").mkdir()
+    (data / "project-memory" / "session-memory").write_text("a file where the folder would go")
     code, out, err = hook(tmp_path, "abc-1", data)
     assert code == 0 and out == ""
-    starts = data / "session-memory" / "starts"
+    starts = data / "project-memory" / "session-memory" / "starts"
     assert err.endswith(
         f"ski-memory-manager hook: cannot record the session's start: [Errno 20] Not a "
         f"directory: '{starts}'\n"

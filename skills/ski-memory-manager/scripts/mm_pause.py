@@ -47,12 +47,6 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "session timestamp is now",
     )
     pause.add_argument(
-        "--plugin-data",
-        metavar="DIR",
-        help="the plugin's data folder, where the hook records session starts (Claude Code: "
-        "${CLAUDE_PLUGIN_DATA}; default: $CLAUDE_PLUGIN_DATA, else the user's cache folder)",
-    )
-    pause.add_argument(
         "--project-name", metavar="P", help="default: the project folder's name, made valid"
     )
     pause.add_argument("--input", metavar="FILE", help="JSON object of fields; - for stdin")
@@ -88,14 +82,8 @@ def _given(value: str | None) -> str:
 def session_start(args: argparse.Namespace, now: float) -> mm_session.SessionStart | None:
     """This session's record: the hook's, else one made now and kept for the next pause."""
     session_id = _given(args.session_id)
-    if not session_id:
-        return None
-    env: Mapping[str, str] = os.environ
-    plugin_data = _given(args.plugin_data)
-    if plugin_data:
-        env = {**os.environ, "CLAUDE_PLUGIN_DATA": os.path.abspath(plugin_data)}
-    folder = mm_session.starts_dir(env)
-    if folder is None:
+    folder = mm_session.starts_dir(os.environ)
+    if not session_id or folder is None:
         return None
     found = mm_session.read_start(folder, session_id)
     if found is not None:

@@ -1,8 +1,11 @@
 # When each client session started, and where its hook looked for snapshots: the SessionStart
-# hook records it once per session id in its cache folder (never the repository), and `pause`
-# reads it back, so every pause of one session lands in one snapshot named after the session's
-# start. The hook runs this on every session start: standard library only, no json, one small
-# file created once per session.
+# hook records it once per session id in the user's cache folder (never the repository), and
+# `pause` reads it back, so every pause of one session lands in one snapshot named after the
+# session's start. The user's cache folder, not the plugin's data folder: a command the model
+# runs does not get $CLAUDE_PLUGIN_DATA, and Claude Code refuses one that names it as
+# "${CLAUDE_PLUGIN_DATA}" where it is not filled in (a skill installed alone). The hook runs
+# this on every session start: standard library only, no json, one small file created once per
+# session.
 #
 # A record is a few `name=value` lines:
 #   mm-session-1
@@ -44,8 +47,11 @@ else:
 
 
 def starts_dir(env: Mapping[str, str]) -> str | None:
-    """Where the records live: the manager's cache folder (as the resume cache), or None."""
-    folder = memory_io.cache_dir("session-memory", env)
+    """Where the records live: $XDG_CACHE_HOME/project-memory/session-memory/starts, else
+    ~/.cache/project-memory/session-memory/starts; None without either."""
+    folder = memory_io.cache_dir(
+        "session-memory", {"XDG_CACHE_HOME": env.get("XDG_CACHE_HOME", "")}
+    )
     return None if folder is None else os.path.join(folder, FOLDER)
 
 
