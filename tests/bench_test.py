@@ -67,8 +67,10 @@ PRODUCT_COMMANDS = [
     "adv_hook:0:16000",
     "adv_load:1:16000",
     "adv_hook:1:16000",
+    "evidence_hit",
+    "evidence_miss",
 ]
-FLOORS = ["f0", "listdir:10", "listdir:200", "yaml_floor"]
+FLOORS = ["f0", "listdir:10", "listdir:200", "yaml_floor", "git_floor"]
 
 
 def test_smoke_run_reports_the_machine(smoke_report: dict[str, Any]) -> None:
@@ -123,6 +125,8 @@ def test_targets_are_listed_with_their_limits(smoke_report: dict[str, Any]) -> N
     assert targets["load_last:200"]["limit"] == 2.5
     assert targets["adv_hook:0:16000"]["limit"] == 1.5
     assert targets["adv_load:0:16000"]["limit"] == 1.0
+    assert targets["evidence_hit"]["limit"] == 1.3
+    assert targets["evidence_miss"]["limit"] == 1.0  # work beyond the floor, in EVIDENCE_MISS_MS
     assert targets["hook_warm"]["name"] == "hook, warm (cache hit) ≤ 1.3 x F0: python -c pass"
     assert {"load linear in size up to the skip", "load-last linear or better in files"} <= set(
         targets
@@ -214,6 +218,25 @@ def test_snapshot_dir_hides_the_newest_demo_snapshot_among_lookalikes(tmp_path: 
     assert f"session: {newest}\n" in text and "project-name: billing-api\n" in text
     legacy = next(n for n in names if n.endswith("-legacy-billing-api.md"))
     assert "project-name: legacy-billing-api\n" in (tmp_path / "memory" / legacy).read_text()
+
+
+def test_evidence_project_names_paths_some_moved_some_gone(tmp_path: Path) -> None:
+    bench = load_bench()
+    project = tmp_path / "evidence"
+    bench.build_evidence_project(project, commits=200)
+    log = subprocess.run(
+        ["git", "-C", str(project), "log", "--oneline"], capture_output=True, text=True, check=True
+    )
+    assert len(log.stdout.splitlines()) == 200
+    text = (project / ".claude" / "memory" / "permanent_memory.md").read_text()
+    assert len(re.findall(r"(?m)^## Epic: ", text)) == bench.EVIDENCE_EPICS
+    named = re.findall(r"pkg\d+/mod_\d+\.py", text)
+    assert len(set(named)) == bench.EVIDENCE_PATHS
+    # Commits 50, 100 and 150 renamed modules 50, 100 and 150 (every 50th commit renames one).
+    assert (project / "pkg10/mod_050_v2.py").exists() and not (
+        project / "pkg10/mod_050.py"
+    ).exists()
+    assert sum((project / path).exists() for path in named) == bench.EVIDENCE_PATHS - 3
 
 
 def test_permanent_files_sit_where_their_names_say(tmp_path: Path) -> None:
@@ -375,6 +398,9 @@ def test_plan_lists_every_row_with_its_floor_and_targets(tmp_path: Path) -> None
         "adv_hook:0:16000": ("adversarial", tok, 1.5, None, None, ""),
         "adv_load:1:16000": ("adversarial", tok, None, 1000.0, None, ""),
         "adv_hook:1:16000": ("adversarial", tok, 1.5, None, None, ""),
+        "evidence_hit": ("evidence", "f0", 1.3, None, None, ""),
+        "git_floor": ("evidence", None, None, None, None, ""),
+        "evidence_miss": ("evidence", tok, None, 1000.0, None, ""),
         "listdir:10": ("load-last", None, None, None, None, ""),
         "load_last:10": ("load-last", "listdir:10", None, None, None, "load-last"),
         "listdir:200": ("load-last", None, None, None, None, ""),
@@ -388,6 +414,9 @@ def test_plan_lists_every_row_with_its_floor_and_targets(tmp_path: Path) -> None
     assert by_key["load:big"].lacks == "FEAT-0" and by_key["load:epics-10"].has == ("FEAT-0",)
     assert [by_key[f"load_last:{n}"].size for n in (10, 200)] == [10, 200]
     assert by_key["save_update"].argv[-1].endswith("update.json")
+    evidence = Path(by_key["evidence_hit"].env["CLAUDE_PROJECT_DIR"])
+    assert by_key["evidence_miss"].env["CLAUDE_PLUGIN_DATA"] == bench.FRESH
+    assert by_key["evidence_hit"].cwd == str(evidence) == by_key["git_floor"].argv[2]
     assert by_key["save_create"].argv[by_key["save_create"].argv.index("--memory-dir") + 1] == (
         bench.FRESH
     )

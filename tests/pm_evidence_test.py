@@ -633,3 +633,24 @@ def test_the_hook_sees_a_deletion_and_a_move_at_its_next_run(repo: Repo, tmp_pat
     assert "`src/webhooks.py` (moved to src/verify.py) checks" in fourth
     (repo.path / "src" / "verify.py").unlink()  # the new place gone too, no commit
     assert "`src/webhooks.py` (gone) checks" in hook_run(repo, tmp_path, "s-6")
+
+
+def test_recall_lines_carry_the_markers_and_keep_their_identity() -> None:
+    import pm_recall_index
+
+    epics = parse_permanent(GIT_MEMORY)
+    lines = GIT_MEMORY.split("\n")
+    states = {"src/export/legacy_csv.py": GONE, "src/webhooks.py": MOVED + "src/verify.py"}
+    plain = pm_recall_index.index_files(epics, lines, [], "", words)
+    marked = pm_recall_index.index_files(epics, lines, [], "", words, states)
+    shown = {entry[3] for entry in marked["entries"]}
+    assert (
+        "FEAT-1 decisions: CSV export lives in src/export/legacy_csv.py (gone) until the v2 API "
+        "ships" in shown
+    )
+    assert (
+        "FEAT-1 gotchas: `src/webhooks.py` (moved to src/verify.py) checks the signature before "
+        "parsing" in shown
+    )
+    # An entry is the same entry, marked or not: a session never receives it twice.
+    assert [entry[0] for entry in plain["entries"]] == [entry[0] for entry in marked["entries"]]

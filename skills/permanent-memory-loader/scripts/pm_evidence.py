@@ -197,6 +197,8 @@ class _Walk:
 
     def __init__(self, root: str) -> None:
         self.root = os.path.abspath(root)
+        self.prefix = self.root.rstrip(os.sep) + os.sep
+        self.folders: dict[str, bool] = {}  # folder -> reached through no link, a folder
         # resolved prefix ("a/b") -> its kind: "d" folder, "f" anything else, "" missing, or a
         # link's target as a list of parts relative to the root (None: it leads out).
         self.kinds: dict[str, object] = {}
@@ -243,7 +245,38 @@ class _Walk:
 
     def exists(self, path: str) -> bool:
         """Whether `path` (relative to the root) names something inside the root, its links
-        resolved without leaving it."""
+        resolved without leaving it. The common case costs one lstat: the folder it is in is
+        looked up once for all the paths in it."""
+        folder, _, name = path.rstrip("/").rpartition("/")
+        if not name or name in (".", "..") or (folder and not self.plain_folder(folder)):
+            return self.walk(path)
+        try:
+            status = os.lstat(self.prefix + path)
+        except (OSError, ValueError):
+            return False
+        if stat.S_ISLNK(status.st_mode) or (
+            path.endswith("/") and not stat.S_ISDIR(status.st_mode)
+        ):
+            return self.walk(path)
+        return True
+
+    def plain_folder(self, folder: str) -> bool:
+        """Whether `folder` is a folder inside the root reached through no link (else the full
+        walk decides)."""
+        known = self.folders.get(folder)
+        if known is None:
+            parent, _, name = folder.rpartition("/")
+            known = name not in ("", ".", "..") and (not parent or self.plain_folder(parent))
+            if known:
+                try:
+                    known = stat.S_ISDIR(os.lstat(self.prefix + folder).st_mode)
+                except (OSError, ValueError):
+                    known = False
+            self.folders[folder] = known
+        return known
+
+    def walk(self, path: str) -> bool:
+        """exists(), one part at a time, reading each link on the way."""
         pending = _parts(path)
         resolved: list[str] = []
         hops = 0

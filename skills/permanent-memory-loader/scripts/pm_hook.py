@@ -201,7 +201,7 @@ def render_and_store(
     key = pm_cache.block_key(options, content, pm_evidence.evidence_key(root, evidence.bits()))
     if recall is not None:
         recall.key_by(key)
-        recall.build(summary.epics, data, block, tokenizer.count)
+        recall.build(summary.epics, data, block, tokenizer.count, evidence.states)
     estimate_reason = tokenizer.problem
     if estimate_reason:
         # The block still keeps the hard cap, but is trimmed harder than it needs to be.

@@ -9,7 +9,7 @@ import pm_recall_store
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Mapping, Sequence
     from typing import Any
 
     from pm_parse import Epic
@@ -59,14 +59,15 @@ class Recall:
         data: "bytes | None",
         block: str,
         count: "Callable[[str], int]",
+        states: "Mapping[str, str] | None" = None,
     ) -> None:
         """The cache miss: the index of the block's epics (read from data) and the archive's,
-        cached."""
+        cached; `states` marks the paths entries name, as the block does (pm_evidence)."""
         from pm_load import decode
         from pm_recall_index import index_files
 
         lines = decode(data).split("\n") if data is not None and epics else []
-        self.index = index_files(epics, lines, self.archives, block, count)
+        self.index = index_files(epics, lines, self.archives, block, count, states or {})
         if self.slot:
             pm_recall_store.store_index(self.slot, self.key, self.index)
 

@@ -14,7 +14,7 @@ import memory_io
 import memory_text
 import pm_recall
 from pm_parse import Epic, entry_items, parse_permanent
-from pm_render import SHOWN_ID_CHARS, STAMP, cut_line, safe_text
+from pm_render import NO_STATES, SHOWN_ID_CHARS, STAMP, States, cut_line, marked_line, safe_text
 
 Counter = Callable[[str], int]
 
@@ -88,14 +88,15 @@ def entry_key(label: str, text: str) -> str:
     return memory_io.digest(f"{label}\0{text}".encode("utf-8", "surrogatepass"))[:16]
 
 
-def recall_line(item: Item) -> str:
+def recall_line(item: Item, states: States = NO_STATES) -> str:
+    """`ID label: text`, the paths it names marked as the block marks them (pm_evidence)."""
     shown_id = cut_line(safe_text(item.epic.epic_id) or "?", SHOWN_ID_CHARS)
-    return cut_line(memory_text.neutralise_markup(f"{shown_id} {item.label}: {item.text}"))
+    return marked_line(item.label, item.text, states, f"{shown_id} ")[0]
 
 
-def block_line(label: str, first: str) -> str:
+def block_line(label: str, first: str, states: States = NO_STATES) -> str:
     """The sub-line the session-start block shows for an entry (pm_render.sub_lines)."""
-    return cut_line(memory_text.neutralise_markup(f"  {label}: {first}"))
+    return marked_line(label, first, states)[0]
 
 
 def scored_text(text: str) -> str:
@@ -119,17 +120,20 @@ def idf(entries: int, frequency: int) -> float:
     return math.log(1 + (entries - frequency + 0.5) / (frequency + 0.5))
 
 
-def build_index(sources: Sequence[Source], block: str, count: Counter) -> pm_recall.Index:
+def build_index(
+    sources: Sequence[Source], block: str, count: Counter, states: States = NO_STATES
+) -> pm_recall.Index:
     """The index of every entry of the sources (the memory file first, then the archive,
-    newest first), with which ones the session-start block shows."""
+    newest first), with which ones the session-start block shows; `states` marks the paths the
+    entries name, as in the block (the archive's paths are not checked)."""
     found = [item for source in sources for item in items(source)][:MAX_ENTRIES]
     shown = set(block.split("\n"))
     entries: list[pm_recall.Entry] = []
     fields: list[dict[str, list[str]]] = []
     ids: dict[str, list[int]] = {}
     for number, item in enumerate(found):
-        line = recall_line(item)
-        in_block = block_line(item.label, item.first) in shown
+        line = recall_line(item, states)
+        in_block = block_line(item.label, item.first, states) in shown
         key = entry_key(item.label, item.text)
         entries.append(
             (key, safe_text(item.epic.epic_id), item.label, line, count(line + "\n"), in_block,
@@ -208,6 +212,7 @@ def index_files(
     archives: Sequence[tuple[str, bytes]],
     block: str,
     count: Counter,
+    states: States = NO_STATES,
 ) -> pm_recall.Index:
     """The index of the memory file's epics (none when the block skipped the file; `lines`
     their text's) and of the archive files' (`archive/NAME.md`, bytes), newest file first."""
@@ -217,4 +222,4 @@ def index_files(
     for name, data in archives:
         text = decode(data)
         sources.append(Source(name, parse_permanent(text), text.split("\n")))
-    return build_index(sources, block, count)
+    return build_index(sources, block, count, states)

@@ -148,11 +148,13 @@ def first_line(epic: Epic, label: str) -> str:
     return ""
 
 
-def marked_line(label: str, text: str, states: States = NO_STATES) -> tuple[str, bool]:
-    """`  label: text` as shown, its gone and moved paths marked, within 120 characters (a
-    marker is kept with its path when the line is cut); and whether every path it names is
-    gone."""
-    head = f"  {label}: "
+def marked_line(
+    label: str, text: str, states: States = NO_STATES, indent: str = "  "
+) -> tuple[str, bool]:
+    """`  label: text` as shown (`indent` first), its gone and moved paths marked, within 120
+    characters (a marker is kept with its path when the line is cut); and whether every path it
+    names is gone."""
+    head = f"{indent}{label}: "
     if not states:
         return cut_line(memory_text.neutralise_markup(head + text)), False
     marked, all_gone, tails = pm_evidence.mark_line(text, states, safe_text)
