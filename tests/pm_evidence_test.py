@@ -654,3 +654,14 @@ def test_recall_lines_carry_the_markers_and_keep_their_identity() -> None:
     )
     # An entry is the same entry, marked or not: a session never receives it twice.
     assert [entry[0] for entry in plain["entries"]] == [entry[0] for entry in marked["entries"]]
+
+
+def test_search_marks_the_paths_as_the_block_does(repo: Repo, tmp_path: Path) -> None:
+    git_project(repo, tmp_path)
+    repo.git("mv", "src/webhooks.py", "src/verify.py")
+    repo.commit("rename")
+    result = repo.loader("search", "signature", "parsing")
+    assert result.out.split("\n")[2] == (
+        "FEAT-1 gotchas: `src/webhooks.py` (moved to src/verify.py) checks the signature before "
+        "parsing"
+    )

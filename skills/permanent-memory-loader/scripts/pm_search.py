@@ -12,13 +12,14 @@ from typing import Any, NamedTuple
 
 import memory_text
 import pm_cli
+import pm_evidence
 import pm_recall
 import pm_recall_store
 from pm_block import LoadedSummary, add_block_options, read_memory
 from pm_cli import MEMORY_FILE, project_dir
 from pm_load import decode, summarise
 from pm_recall_index import MEMORY_SOURCE, index_files
-from pm_render import Budget
+from pm_render import NO_STATES, Budget, States, safe_text
 from pm_tokens import Tokenizer
 
 HELP = "the entries that match some words, from every epic and the archive"
@@ -41,7 +42,10 @@ def project_index(args: argparse.Namespace) -> ProjectIndex | None:
     tokenizer = Tokenizer(allow_exact=args.tokenizer == "auto")
     now = args.now or datetime.now(timezone.utc)
     budget = Budget(target=args.target, hard_cap=args.hard_cap, stale_days=args.stale_days)
-    summary = summarise(found.data, found.size, budget, tokenizer, now)
+    checked = pm_cli.evidence_root(args.file, args.project_dir)  # the paths entries name
+    summary = summarise(
+        found.data, found.size, budget, tokenizer, now, None if checked is None else str(checked)
+    )
     loaded = LoadedSummary(summary, tokenizer, found.path, now)
     # The archive of a file the user named is beside it, wherever that is (a path the user
     # sets); the project's own must not lead outside the project.
@@ -50,7 +54,8 @@ def project_index(args: argparse.Namespace) -> ProjectIndex | None:
     usable = found.data is not None and not summary.skipped
     lines = decode(found.data).split("\n") if usable and found.data is not None else []
     epics = summary.epics if usable else []
-    index = index_files(epics, lines, archives, summary.block.text, tokenizer.count)
+    states = summary.evidence.states
+    index = index_files(epics, lines, archives, summary.block.text, tokenizer.count, states)
     return ProjectIndex(index, loaded, [name for name, _ in archives])
 
 
@@ -60,9 +65,12 @@ def no_file(args: argparse.Namespace) -> int:
     return 0
 
 
-def search_line(entry: pm_recall.Entry) -> str:
-    """An entry in full, on one line, with where it is kept when that is the archive."""
+def search_line(entry: pm_recall.Entry, states: States = NO_STATES) -> str:
+    """An entry in full, on one line, with where it is kept when that is the archive, the paths
+    it names marked as the block marks them (pm_evidence)."""
     _key, epic_id, label, _line, _tokens, _in_block, source, text = entry
+    if states:
+        text = pm_evidence.mark_line(text, states, safe_text)[0]
     where = f" ({source})" if source != MEMORY_SOURCE else ""
     return memory_text.neutralise_markup(f"{epic_id} {label}: {text}{where}")
 
@@ -98,7 +106,8 @@ def search(args: argparse.Namespace) -> int:
             f'{len(order)} best entr{"y" if len(order) == 1 else "ies"} for "{shown_query}" '
             f"(from {epics} epic{'' if epics == 1 else 's'}; {searched}):"
         )
-        out += [search_line(entries[n]) for n in order]
+        states = found.loaded.summary.evidence.states
+        out += [search_line(entries[n], states) for n in order]
     sys.stdout.write("\n".join(out) + "\n")
     return 0
 
