@@ -71,7 +71,7 @@ gives given take takes taken keep keeps kept run runs running ran find found loo
 sets put puts come comes came go goes going went back still again even though around first
 last next same other another each every all some nothing everything anything something
 correct wrong right fail fails failed failing value values thing stuff lot bit little
-whole part parts case cases time times day days today
+whole part parts case cases time times day days today carry continue proceed ahead
 """.split()
 )
 

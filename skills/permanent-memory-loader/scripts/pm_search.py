@@ -16,7 +16,7 @@ import pm_evidence
 import pm_recall
 import pm_recall_store
 from pm_block import LoadedSummary, add_block_options, read_memory
-from pm_cli import MEMORY_FILE, project_dir
+from pm_cli import MEMORY_FILE, plural, project_dir
 from pm_load import decode, summarise
 from pm_recall_index import MEMORY_SOURCE, index_files
 from pm_render import NO_STATES, Budget, States, safe_text
@@ -65,6 +65,10 @@ def no_file(args: argparse.Namespace) -> int:
     return 0
 
 
+def entries_text(number: int) -> str:
+    return f"{number} entr{'y' if number == 1 else 'ies'}"
+
+
 def search_line(entry: pm_recall.Entry, states: States = NO_STATES) -> str:
     """An entry in full, on one line, with where it is kept when that is the archive, the paths
     it names marked as the block marks them (pm_evidence)."""
@@ -97,7 +101,8 @@ def search(args: argparse.Namespace) -> int:
         return 0
     shown_query = memory_text.neutralise_markup(" ".join(memory_text.clean(words).split()))
     out = [pm_recall.STAMP]
-    searched = f"{len(entries)} entries searched, {len(found.archives)} archive files included"
+    searched = f"{entries_text(len(entries))} searched, "
+    searched += f"{plural(len(found.archives), 'archive file')} included"
     if not order:
         out.append(f'No entries match "{shown_query}" ({searched}).')
     else:
@@ -209,8 +214,9 @@ def inspect_text(
     lines = [
         f"prompt: {scored} of {len(prompt)} characters scored; terms: "
         + (shown(", ".join(asked)) or "none"),
-        f"index: {len(entries)} entries of {epics} epics ({len(found.archives)} archive files); "
-        f"{len(index['common'])} terms too common to count"
+        f"index: {entries_text(len(entries))} of {plural(epics, 'epic')} "
+        f"({plural(len(found.archives), 'archive file')}); "
+        f"{plural(len(index['common']), 'term')} too common to count"
         + (f": {', '.join(index['common'][:12])}" if index["common"] else ""),
         f"added when: score >= {pm_recall.THRESHOLD} and >= {pm_recall.RELATIVE:g} x the best, "
         "not already in the session, within the budget",
