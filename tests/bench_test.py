@@ -1,8 +1,6 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib.machinery
-import importlib.util
 import json
 import math
 import re
@@ -10,26 +8,14 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import mm_store
 import pytest
 from conftest import ROOT
+from support import load_bench
 
 BENCH = ROOT / "scripts" / "bench"
-
-
-def load_bench() -> ModuleType:
-    if "bench" in sys.modules:
-        return sys.modules["bench"]
-    loader = importlib.machinery.SourceFileLoader("bench", str(BENCH))
-    spec = importlib.util.spec_from_loader("bench", loader)
-    assert spec is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench"] = module  # dataclasses look their module up while the class is built
-    loader.exec_module(module)
-    return module
 
 
 def run_bench(*args: str, fixtures: Path) -> subprocess.CompletedProcess[str]:
@@ -69,6 +55,8 @@ PRODUCT_COMMANDS = [
     "adv_hook:1:16000",
     "evidence_hit",
     "evidence_miss",
+    "recall_hook_many",
+    "recall_demo_silent",
 ]
 FLOORS = ["f0", "listdir:10", "listdir:200", "yaml_floor", "git_floor"]
 
@@ -127,6 +115,11 @@ def test_targets_are_listed_with_their_limits(smoke_report: dict[str, Any]) -> N
     assert targets["adv_load:0:16000"]["limit"] == 1.0
     assert targets["evidence_hit"]["limit"] == 1.3
     assert targets["evidence_miss"]["limit"] == 1.0  # work beyond the floor, in EVIDENCE_MISS_MS
+    assert targets["recall_hook_many"]["limit"] == 1.3
+    assert targets["recall_demo_silent"]["limit"] == 1.15
+    assert targets["held-out recall ≥ 0.75"]["limit"] == pytest.approx(0.25)
+    assert targets["held-out false injection ≤ 0.15"]["limit"] == 0.15
+    assert targets["held-out tokens max ≤ 80"]["limit"] == 80
     assert targets["hook_warm"]["name"] == "hook, warm (cache hit) ≤ 1.3 x F0: python -c pass"
     assert {"load linear in size up to the skip", "load-last linear or better in files"} <= set(
         targets
@@ -135,6 +128,18 @@ def test_targets_are_listed_with_their_limits(smoke_report: dict[str, Any]) -> N
         assert target["met"] in (True, False, None)
         if target["value"] is not None:
             assert target["met"] == (target["value"] <= target["limit"])
+
+
+def test_recall_report_gives_each_part(smoke_report: dict[str, Any]) -> None:
+    recall = smoke_report["recall"]
+    assert set(recall["splits"]) == {"tune", "heldout"}
+    for part in recall["splits"].values():
+        assert part["prompts"] == part["relevant"] + part["unrelated"] == len(part["outcomes"])
+        assert 0 <= part["recall"] <= 1 and 0 <= part["false_injection"] <= 1
+        assert part["tokens_max"] == max(o["tokens"] for o in part["outcomes"])
+        assert len(part["missed"]) == sum(
+            1 for o in part["outcomes"] if o["relevant"] and not o["hit"]
+        )
 
 
 def test_token_report_covers_one_session(smoke_report: dict[str, Any]) -> None:
@@ -408,6 +413,8 @@ def test_plan_lists_every_row_with_its_floor_and_targets(tmp_path: Path) -> None
         "yaml_floor": ("save", None, None, None, None, ""),
         "save_create": ("save", "yaml_floor", None, None, None, ""),
         "save_update": ("save", "yaml_floor", None, None, None, ""),
+        "recall_hook_many": ("recall", "f0", 1.3, None, None, ""),
+        "recall_demo_silent": ("recall", "f0", 1.15, None, None, ""),
     }
     assert [r.key for r in rows] == list(table)  # the report's order
     by_key = {r.key: r for r in rows}
@@ -420,3 +427,18 @@ def test_plan_lists_every_row_with_its_floor_and_targets(tmp_path: Path) -> None
     assert by_key["save_create"].argv[by_key["save_create"].argv.index("--memory-dir") + 1] == (
         bench.FRESH
     )
+
+
+def test_the_recall_project_keeps_the_newest_epics_and_archives_the_rest(tmp_path: Path) -> None:
+    bench = load_bench()
+    demo = (ROOT / "examples/demo-project/.claude/memory/permanent_memory.md").read_text()
+    bench.build_recall_project(tmp_path, demo_text=demo, epics=95)
+    memory = tmp_path / ".claude" / "memory"
+    kept = re.findall(r"(?m)^## Epic: (\S+)", (memory / "permanent_memory.md").read_text())
+    assert kept == [f"FEAT-{n:05d}" for n in range(66, 96)]  # RECALL_KEPT, the newest
+    archived = [
+        re.findall(r"(?m)^## Epic: (\S+)", path.read_text())
+        for path in sorted((memory / "archive").glob("*.md"))
+    ]
+    assert [len(epics) for epics in archived] == [40, 25]
+    assert archived[0][0] == "FEAT-00001" and archived[-1][-1] == "FEAT-00065"

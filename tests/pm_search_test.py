@@ -13,7 +13,10 @@ from support import LOADER_STAMP
 
 CASE = Path(__file__).resolve().parent / "cases" / "recall"
 NOW = ["--now", "2026-12-01T00:00:00Z"]
-PROMPT = "Show invoice dates in the customer's time zone; is datetime.now() ok in billing/invoice_pdf.py?"
+PROMPT = (
+    "Show invoice dates in the customer's time zone; is datetime.now() ok in "
+    "billing/invoice_pdf.py?"
+)
 
 GOLDEN = [
     (["search", "time", "zone", "timestamps"], "search.txt"),

@@ -1236,3 +1236,20 @@ def refusal_problems(res: Result, refused: Path, *, hook: bool, doctor: bool = F
     if hook and res.out:
         problems.append(f"hook printed {res.out[:200]!r}")
     return problems
+
+
+def load_bench() -> ModuleType:
+    """scripts/bench as a module (loaded once): its rows, fixtures and the recall evaluation."""
+    import importlib.machinery
+    import importlib.util
+
+    if "bench" in sys.modules:
+        return sys.modules["bench"]
+    path = Path(__file__).resolve().parent.parent / "scripts" / "bench"
+    loader = importlib.machinery.SourceFileLoader("bench", str(path))
+    spec = importlib.util.spec_from_loader("bench", loader)
+    assert spec is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench"] = module  # dataclasses look their module up while the class is built
+    loader.exec_module(module)
+    return module
