@@ -131,9 +131,14 @@ class ClaudeUser:
         assert result.code == 0, (args, result.out, result.err)
         return result.out
 
-    def prompt(self, project: Path, *flags: str) -> tuple[str, dict[str, Any]]:
-        """Send one prompt with `claude -p`; return the session id and the main request."""
-        text = f"e2e prompt {uuid.uuid4().hex}"
+    def prompt(self, project: Path, *flags: str, words: str = "") -> tuple[str, dict[str, Any]]:
+        """Send one prompt with `claude -p` (`words`, then a unique mark); return the session
+        id and the main request."""
+        text = (
+            f"{words} (e2e prompt {uuid.uuid4().hex})"
+            if words
+            else f"e2e prompt {uuid.uuid4().hex}"
+        )
         out = self.ok("-p", text, "--output-format", "json", *flags, cwd=project)
         reply = json.loads(out)
         assert reply["result"] == "Noted.", reply
@@ -317,6 +322,53 @@ def test_installed_plugin_puts_blocks_in_front_of_the_model(
     )
 
 
+def recall_block(project: Path, env: Mapping[str, str], prompt: str) -> str:
+    """What prompt-time recall adds to `prompt` as a session's first: `inspect --prompt`."""
+    report = run_script(LOADER, ["inspect", "--prompt", prompt, "--project-dir", str(project)], env)
+    _, found, block = report.partition("\nadded (")
+    assert found, report
+    return block.split(":\n", 1)[1].strip()
+
+
+STRIPE_PROMPT = "Stripe webhooks: we keep getting duplicate events; where should we dedupe them?"
+
+
+def test_a_prompt_gets_the_entries_relevant_to_it_once(
+    claude_bin: Path, api: FakeAnthropic, tmp_path: Path
+) -> None:
+    user = ClaudeUser(claude_bin, api, tmp_path / "home")
+    user.ok("plugin", "marketplace", "add", str(ROOT), cwd=tmp_path)
+    user.ok("plugin", "install", PLUGIN_ID, cwd=tmp_path)
+    project = demo_copy(tmp_path)
+    env = option_env(user.env)
+    recall = recall_block(project, env, STRIPE_PROMPT)
+    assert recall.startswith("[permanent-memory | trust:file]\nRelevant to this prompt (from ")
+    assert "\nFEAT-005 gotchas: retries go on for 3 days" in recall
+
+    # The first prompt of a session gets it, once, as the prompt hook's context (its stamp,
+    # header and lines byte for byte), beside the session-start blocks.
+    session, first = user.prompt(project, words=STRIPE_PROMPT)
+    texts = new_turn_texts(first)
+    assert copies(f"UserPromptSubmit hook additional context: {recall}\n", texts) == 1, stamped(
+        texts
+    )
+    assert copies("Relevant to this prompt", request_texts(first)) == 1
+    # The session-start block's lines are not sent again.
+    assert "FEAT-005 gotchas: Stripe sends duplicate events" not in recall
+    print(f"\nrecall block as the model got it:\n{recall}")
+
+    # The next prompt of the same session, on the same subject: none of those entries again
+    # (the next best ones, if any, are new to the session).
+    _, second = user.prompt(project, "--resume", session, words=STRIPE_PROMPT)
+    again = "".join(new_turn_texts(second))
+    for line in recall.split("\n")[2:]:
+        assert line not in again, stamped(new_turn_texts(second))
+    assert copies(recall, request_texts(second)) == 1  # the first prompt's, in the history
+    # A prompt about something the memory does not hold: nothing at all.
+    _, third = user.prompt(project, "--resume", session, words="rename the README's title")
+    assert copies("[permanent-memory | trust:file]", new_turn_texts(third)) == 0
+
+
 def test_user_options_reach_the_hooks(claude_bin: Path, api: FakeAnthropic, tmp_path: Path) -> None:
     user = ClaudeUser(claude_bin, api, tmp_path / "home")
     user.ok("plugin", "marketplace", "add", str(ROOT), cwd=tmp_path)
@@ -394,6 +446,14 @@ def test_a_subagent_gets_the_permanent_memory_block_once(claude_bin: Path, tmp_p
         user = ClaudeUser(claude_bin, api, tmp_path / "home")
         project = demo_copy(tmp_path)
         block = loader_block(project, option_env(user.env))
+        # A project hook of our own records the SubagentStart input the client passes.
+        recorded = tmp_path / "subagent-start.json"
+        write = f"import sys; open({str(recorded)!r}, 'w').write(sys.stdin.read())"
+        recorder = f'{sys.executable} -c "{write}"'
+        settings = {
+            "hooks": {"SubagentStart": [{"hooks": [{"type": "command", "command": recorder}]}]}
+        }
+        (project / ".claude" / "settings.json").write_text(json.dumps(settings))
         out = user.ok(
             "-p", prompt, "--output-format", "json", "--plugin-dir", str(ROOT), cwd=project
         )
@@ -413,3 +473,8 @@ def test_a_subagent_gets_the_permanent_memory_block_once(claude_bin: Path, tmp_p
     assert copies("[session-memory | trust:file]", first) == 0, stamped(first)
     for later in subagent[1:]:
         assert copies(block, request_texts(later)) == 1
+    # What SubagentStart's input holds: no task text, so no prompt-time recall for it.
+    given = json.loads(recorded.read_text())
+    print(f"\nSubagentStart hook input: {sorted(given)}")
+    assert given["hook_event_name"] == "SubagentStart" and given["agent_type"] == "general-purpose"
+    assert not any(task in json.dumps(value) for value in given.values())
