@@ -52,6 +52,17 @@ def memory_text(request: pytest.FixtureRequest) -> ModuleType:
     return skill_copy(request.param, "memory_text")
 
 
+@pytest.fixture(autouse=True, scope="session")
+def no_user_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """No test writes the user's cache folder: what would go to XDG_CACHE_HOME (a hook's cache
+    without CLAUDE_PLUGIN_DATA, the session-start records `pause` reads) goes to a folder of this
+    test run. A test that needs another value sets its own."""
+    patch = pytest.MonkeyPatch()
+    patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
+    yield
+    patch.undo()
+
+
 @pytest.fixture
 def loader(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Any]:
     """loader(args, stdin=b""): permanent_memory.main(args) in-process (support.call_main),

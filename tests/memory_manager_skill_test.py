@@ -47,12 +47,12 @@ def test_every_command_in_skill_md_runs(tmp_path: Path) -> None:
     assert "save --yaml - <<'YAML'\n" in commands[1]
     project = tmp_path / "project"
     (project / "memory").mkdir(parents=True)
-    # What Claude Code fills in for a plugin's skill: the session id, the plugin's data folder.
+    # CLAUDE_SESSION_ID: what Claude Code fills into the skill's text.
     env = clean_env(
+        tmp_path,  # HOME and the caches (pause's session records) under tmp_path
         CLAUDE_SKILL_DIR=str(SKILL),
         CLAUDE_PROJECT_DIR=str(project),
         CLAUDE_SESSION_ID="e2f4c6a8-0000-4000-8000-000000000001",
-        CLAUDE_PLUGIN_DATA=str(tmp_path / "data"),
     )
     outputs = []
     for command in commands:
