@@ -136,6 +136,8 @@ def tree(tmp_path: Path) -> Path:
         ("src/missing.py", False),
         ("src/a.py/x.py", False),  # a file where a folder should be
         ("out/secret.py", False),
+        ("out/", False),  # a link to a folder outside: gone, even named as a folder
+        ("src/inner/", True),
         ("out/deep/x.py", False),
         ("escape.py", False),
         ("loop1/x.py", False),
@@ -162,8 +164,9 @@ def test_nothing_outside_the_root_is_stat_ed_or_read(
 
     monkeypatch.setattr(os, "lstat", lstat)
     monkeypatch.setattr(os, "readlink", readlink)
-    paths = ["out/secret.py", "out/deep/x.py", "escape.py", "src/inner/b.py", "abs-inside/a.py"]
-    assert pm_evidence.existence_bits(str(tree), paths) == "00011"
+    paths = ["out/secret.py", "out/deep/x.py", "out/", "escape.py", "src/inner/b.py"]
+    paths += ["abs-inside/a.py", "out/deep/"]
+    assert pm_evidence.existence_bits(str(tree), paths) == "0000110"
     assert touched and all(p.startswith(str(tree) + os.sep) for p in touched), touched
 
 
@@ -664,4 +667,17 @@ def test_search_marks_the_paths_as_the_block_does(repo: Repo, tmp_path: Path) ->
     assert result.out.split("\n")[2] == (
         "FEAT-1 gotchas: `src/webhooks.py` (moved to src/verify.py) checks the signature before "
         "parsing"
+    )
+
+
+def test_git_a_folder_whose_files_moved(repo: Repo, tmp_path: Path) -> None:
+    git_project(repo, tmp_path)
+    memory = GIT_MEMORY.replace(
+        "- `src/webhooks.py` checks", "- `src/export/` and `src/webhooks.py` check"
+    )
+    repo.write(MEMORY, memory)
+    repo.git("mv", "src/export", "src/exports")
+    repo.commit("rename the folder")
+    assert "  gotchas: `src/export/` (moved to src/exports/) and `src/webhooks.py` check" in block(
+        repo
     )

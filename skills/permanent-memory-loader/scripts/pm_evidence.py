@@ -247,11 +247,12 @@ class _Walk:
         """Whether `path` (relative to the root) names something inside the root, its links
         resolved without leaving it. The common case costs one lstat: the folder it is in is
         looked up once for all the paths in it."""
-        folder, _, name = path.rstrip("/").rpartition("/")
+        bare = path.rstrip("/")  # a trailing `/` would make lstat follow a final link
+        folder, _, name = bare.rpartition("/")
         if not name or name in (".", "..") or (folder and not self.plain_folder(folder)):
             return self.walk(path)
         try:
-            status = os.lstat(self.prefix + path)
+            status = os.lstat(self.prefix + bare)
         except (OSError, ValueError):
             return False
         if stat.S_ISLNK(status.st_mode) or (
@@ -469,7 +470,9 @@ def check_paths(
         return states, problem
     renames = parse_renames(output)
     for path in gone:
-        moved = follow_moves(path, since.get(path), renames)
+        moved = follow_moves(path.rstrip("/"), since.get(path), renames)
+        if moved and path.endswith("/"):
+            moved += "/"
         # A target the hook's list of paths could not hold (pm_cache) reads as gone.
         if moved and len(moved) <= MAX_PATH_CHARS and "\n" not in moved and walk.exists(moved):
             states[path] = MOVED + moved
