@@ -23,9 +23,6 @@ import memory_io
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Mapping
-    from typing import NamedTuple
-else:
-    from collections import namedtuple as _namedtuple
 
 FORMAT = "mm-session-1"
 FOLDER = "starts"
@@ -34,16 +31,30 @@ KEEP_DAYS = 30
 MEMORY_DIR_OPTION = "CLAUDE_PLUGIN_OPTION_MEMORY_DIR"
 FIELDS = ("started", "project_dir", "cwd", "memory_dir_option")
 
-if TYPE_CHECKING:
 
-    class SessionStart(NamedTuple):
-        started: str  # YYYY-MM-DD-HH-MM, UTC
-        project_dir: str
-        cwd: str
-        memory_dir_option: str
+class SessionStart:
+    """One record. A plain class: a NamedTuple would import typing into the session-start
+    hook, which otherwise does without it."""
 
-else:
-    SessionStart = _namedtuple("SessionStart", FIELDS)
+    __slots__ = FIELDS
+
+    def __init__(self, started: str, project_dir: str, cwd: str, memory_dir_option: str) -> None:
+        self.started = started  # YYYY-MM-DD-HH-MM, UTC
+        self.project_dir = project_dir
+        self.cwd = cwd
+        self.memory_dir_option = memory_dir_option
+
+    def values(self) -> tuple[str, str, str, str]:
+        return self.started, self.project_dir, self.cwd, self.memory_dir_option
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SessionStart) and self.values() == other.values()
+
+    def __hash__(self) -> int:
+        return hash(self.values())
+
+    def __repr__(self) -> str:
+        return f"SessionStart{self.values()!r}"
 
 
 def starts_dir(env: Mapping[str, str]) -> str | None:
@@ -68,7 +79,7 @@ def record_path(folder: str, session_id: str) -> str | None:
 
 def format_record(start: SessionStart) -> str | None:
     """The record's text; None when a value cannot be kept on one line."""
-    values = [start.started, start.project_dir, start.cwd, start.memory_dir_option]
+    values = start.values()
     if any("\n" in value or "\r" in value or "\0" in value for value in values):
         return None
     lines = [FORMAT, *(f"{name}={value}" for name, value in zip(FIELDS, values))]
@@ -86,7 +97,7 @@ def parse_record(text: str) -> SessionStart | None:
     started = values["started"]
     if len(started) != 16 or not started.replace("-", "").isdigit() or not started.isascii():
         return None
-    return SessionStart(*(values[name] for name in FIELDS))
+    return SessionStart(started, values["project_dir"], values["cwd"], values["memory_dir_option"])
 
 
 def stamp_of(moment: float) -> str:
