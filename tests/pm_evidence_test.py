@@ -681,3 +681,42 @@ def test_git_a_folder_whose_files_moved(repo: Repo, tmp_path: Path) -> None:
     assert "  gotchas: `src/export/` (moved to src/exports/) and `src/webhooks.py` check" in block(
         repo
     )
+
+
+def test_a_git_that_fails_or_hangs_leaves_existence_only(repo: Repo, tmp_path: Path) -> None:
+    git_project(repo, tmp_path)
+    repo.git("mv", "src/webhooks.py", "src/verify.py")
+    repo.commit("rename")
+    # A git that hangs: the hook waits GIT_TIMEOUT_S, says so on stderr, and shows the path gone.
+    slow = tmp_path / "slow-bin"
+    slow.mkdir()
+    (slow / "git").write_text("#!/bin/sh\nsleep 30 &\nsleep 30\n")  # and a child of its own
+    (slow / "git").chmod(0o755)
+    env = {**repo.env, "CLAUDE_PROJECT_DIR": str(repo.path), "PATH": f"{slow}:{repo.env['PATH']}"}
+    env["CLAUDE_PLUGIN_DATA"] = str(tmp_path / "data")
+    payload = hook_payload(repo.path, "s-1", "SessionStart")
+    result = run(LOADER_SCRIPT, ["hook"], env=env, stdin=payload)
+    assert result.code == 0 and result.seconds < 20
+    assert "  gotchas: `src/webhooks.py` (gone) checks" in result.out
+    assert result.err == (
+        "permanent-memory hook: paths checked without git's record of moves: git log timed out "
+        f"after {pm_evidence.GIT_TIMEOUT_S:g} s\n"
+    )
+    # A repository git cannot read: one line on stderr, the same block.
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / ".git").write_text("not a gitfile\n")
+    (broken / ".claude" / "memory").mkdir(parents=True)
+    (broken / MEMORY).write_text(GIT_MEMORY)
+    load = run(LOADER_SCRIPT, ["inspect", "--project-dir", str(broken), *WIDE], env=repo.env)
+    assert load.code == 0
+    assert f"checked against {broken}; git: git log failed: fatal: " in load.out
+
+
+@given(memory_texts, states_strategy)
+def test_check_never_raises_with_evidence(text: str, states: dict[str, str]) -> None:
+    import pm_write_check
+
+    report = pm_write_check.check_text(text, words, words, Budget(), states=states)
+    for finding in report.findings:
+        assert finding.line >= 1 and "\n" not in finding.message

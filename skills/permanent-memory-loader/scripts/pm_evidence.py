@@ -394,23 +394,32 @@ def rename_log(root: str, since: "int | None") -> "tuple[str, str]":
     ]
     if since is not None:
         argv.append(f"--since=@{since}")
+    posix = os.name == "posix"
     try:
-        done = subprocess.run(
+        # Its own process group, so that a timeout ends whatever it started too.
+        process = subprocess.Popen(
             argv,
             stdin=subprocess.DEVNULL,
-            capture_output=True,
-            timeout=GIT_TIMEOUT_S,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             env=git_environment(root),
-            check=False,
+            start_new_session=posix,
         )
-    except subprocess.TimeoutExpired:
-        return "", f"git log timed out after {GIT_TIMEOUT_S:g} s"
     except OSError as exc:
         return "", f"cannot run git: {exc.strerror or exc}"
-    if done.returncode != 0:
-        first = done.stderr.decode("utf-8", "replace").strip().split("\n")[0][:200]
-        return "", f"git log failed: {first or f'exit {done.returncode}'}"
-    return done.stdout.decode("utf-8", "surrogateescape"), ""
+    try:
+        out, err = process.communicate(timeout=GIT_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(process.pid, 9) if posix else process.kill()
+        except OSError:
+            pass
+        process.communicate()
+        return "", f"git log timed out after {GIT_TIMEOUT_S:g} s"
+    if process.returncode != 0:
+        first = err.decode("utf-8", "replace").strip().split("\n")[0][:200]
+        return "", f"git log failed: {first or f'exit {process.returncode}'}"
+    return out.decode("utf-8", "surrogateescape"), ""
 
 
 def parse_renames(output: str) -> "list[tuple[int, str, str]]":
