@@ -42,6 +42,11 @@ MIN_PIP = (21, 3)
 # The test extras include everything the base install has, so a venv set up by `test`
 # serves `demo` too.
 SUPERSETS = {"": ("", "test"), "test": ("test",)}
+# What `test` gives pytest before the caller's arguments (a later `-n 0` or `--durations=N`
+# wins): two workers, one per core of the machines this is developed and checked on (how tests
+# are shared out between them: `--dist` in pyproject.toml), and the ten slowest tests at the end,
+# so a test that grew slow is seen.
+TEST_ARGS = ("-n", "2", "--durations=10")
 USAGE = (
     "usage: python3 scripts/dev.py demo | test [pytest args ...] | sync-shared [--check]"
     " | skill-zips [--out DIR]"
@@ -266,7 +271,7 @@ def test(python: Path, pytest_args: Sequence[str]) -> int:
     ensure_npm_clients()
     env = env_with_venv(os.environ, VENV)
     result = subprocess.run(
-        [str(python), "-m", "pytest", *pytest_args], cwd=ROOT, env=env, check=False
+        [str(python), "-m", "pytest", *TEST_ARGS, *pytest_args], cwd=ROOT, env=env, check=False
     )
     return result.returncode
 

@@ -13,6 +13,7 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+import support
 from conftest import ROOT
 from e2e_env import in_ci, missing_client_reason
 
@@ -21,13 +22,7 @@ pytestmark = pytest.mark.e2e
 BENCH_CLIENT = ROOT / "scripts" / "bench-client"
 
 
-@pytest.fixture(scope="module")
-def report() -> dict[str, Any]:
-    reason = missing_client_reason("claude")
-    if reason is not None:
-        if in_ci():
-            pytest.fail(reason)
-        pytest.skip(reason)
+def _smoke_report(folder: Path) -> dict[str, Any]:
     done = subprocess.run(
         [sys.executable, str(BENCH_CLIENT), "--smoke", "--prompts", "3", "--json"],
         capture_output=True,
@@ -38,6 +33,20 @@ def report() -> dict[str, Any]:
     )
     assert done.returncode == 0, done.stderr
     value: dict[str, Any] = json.loads(done.stdout)
+    return value
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    reason = missing_client_reason("claude")
+    if reason is not None:
+        if in_ci():
+            pytest.fail(reason)
+        pytest.skip(reason)
+    # One smoke run for the whole test run, whichever xdist workers this module's tests are on.
+    value: dict[str, Any] = support.once_per_run(
+        tmp_path_factory, "bench-client-smoke", _smoke_report
+    )
     return value
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 import mm_store
 import pytest
+import support
 from conftest import ROOT
 from support import load_bench
 
@@ -28,11 +29,17 @@ def run_bench(*args: str, fixtures: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.fixture(scope="module")
-def smoke_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    done = run_bench("--runs", "2", "--json", fixtures=tmp_path_factory.mktemp("fixtures"))
+def _smoke_report(folder: Path) -> dict[str, Any]:
+    done = run_bench("--runs", "2", "--json", fixtures=folder / "fixtures")
     assert done.returncode == 0, done.stderr
     report: dict[str, Any] = json.loads(done.stdout)
+    return report
+
+
+@pytest.fixture(scope="module")
+def smoke_report(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    # One smoke run for the whole test run, whichever xdist workers this module's tests are on.
+    report: dict[str, Any] = support.once_per_run(tmp_path_factory, "bench-smoke", _smoke_report)
     return report
 
 

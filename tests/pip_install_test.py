@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 import pytest
+import support
 from conftest import LOADER_DIR, MANAGER_DIR, ROOT
 from support import clean_env, run_command
 
@@ -44,7 +45,13 @@ def _venv_paths(venv_dir: Path) -> tuple[Path, Path]:
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
-    work = tmp_path_factory.mktemp("pip-install")
+    # One wheel and one venv for the whole test run, whichever xdist workers run these tests;
+    # the commands only read it.
+    paths = support.once_per_run(tmp_path_factory, "pip-install", _build_and_install)
+    return Installed(*map(Path, paths))
+
+
+def _build_and_install(work: Path) -> list[str]:
     source = work / "source"
     source.mkdir()
     for name in SOURCES:
@@ -84,7 +91,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
         check=True,
         timeout=300,
     )
-    return Installed(python, bin_dir, site_packages)
+    return [str(python), str(bin_dir), str(site_packages)]
 
 
 def _run(cmd: Sequence[str | Path], cwd: Path) -> tuple[int, str, str]:

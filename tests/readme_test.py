@@ -134,11 +134,23 @@ def _tree_digest(*folders: Path) -> str:
     return digest.hexdigest()
 
 
+class Scratch:
+    """Where this process runs the examples (`path`, which stands for SCRATCH; its parent is
+    their HOME), and how many of RUN, in order, have run there."""
+
+    def __init__(self, factory: pytest.TempPathFactory) -> None:
+        self.factory = factory
+        self.restart()
+
+    def restart(self) -> None:
+        self.path = self.factory.mktemp("readme") / "billing-api"
+        self.ran = 0
+
+
 @pytest.fixture(scope="module")
-def scratch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+def scratch(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scratch]:
     before = _tree_digest(ROOT / "examples", ROOT / "skills")
-    home = tmp_path_factory.mktemp("readme")
-    yield home / "billing-api"
+    yield Scratch(tmp_path_factory)
     assert _tree_digest(ROOT / "examples", ROOT / "skills") == before, (
         "a README or page example wrote into the repository"
     )
@@ -181,8 +193,7 @@ def test_examples_write_only_under_scratch() -> None:
             assert match.group(0) == SCRATCH, (example.line, example.command)
 
 
-@pytest.mark.parametrize("example", RUN, ids=[f"{e.page}:{e.line}" for e in RUN])
-def test_readme_command(example: Example, scratch: Path) -> None:
+def run_example(example: Example, scratch: Path) -> subprocess.CompletedProcess[str]:
     command = example.command.replace(SCRATCH, str(scratch))
     result = subprocess.run(
         ["bash", "-c", "set -o pipefail\n" + command],
@@ -196,7 +207,23 @@ def test_readme_command(example: Example, scratch: Path) -> None:
     )
     where = f"{example.page}:{example.line}"
     assert result.returncode == 0, f"{where}: {example.command}\n{result.stderr}"
-    actual = result.stdout.replace(str(scratch), SCRATCH).rstrip("\n").split("\n")
+    return result
+
+
+@pytest.mark.parametrize("example", RUN, ids=[f"{e.page}:{e.line}" for e in RUN])
+def test_readme_command(example: Example, scratch: Scratch) -> None:
+    # Each example sees what the ones before it did. Under pytest-xdist another worker may have
+    # run some of those (and checked their output): they run again here first, in order, and
+    # on a fresh copy when this worker was handed an earlier example than its last.
+    index = RUN.index(example)
+    if index < scratch.ran:
+        scratch.restart()
+    for earlier in RUN[scratch.ran : index]:
+        run_example(earlier, scratch.path)
+    scratch.ran = index + 1
+    result = run_example(example, scratch.path)
+    where = f"{example.page}:{example.line}"
+    actual = result.stdout.replace(str(scratch.path), SCRATCH).rstrip("\n").split("\n")
     if actual == [""]:
         actual = []
     if example.expected:

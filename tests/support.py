@@ -2,7 +2,8 @@
 # way to run a script (as a subprocess or in-process), real git in a scratch repository, the
 # SKILL.md helpers, the hardening corpus, the fault tests' inputs and links, the save input and
 # outputs the injection tests use, and the invariants every emitted block must keep.
-# Fixtures live in conftest.py.
+# What is built once per test run for every xdist worker (once_per_run). Fixtures live in
+# conftest.py.
 from __future__ import annotations
 
 import contextlib
@@ -44,6 +45,46 @@ MANAGER_HOOK_LIMIT = importlib.import_module("mm_render").HOOK_LIMIT
 NOW = "2026-06-01T00:00:00Z"
 SNAP_NOW = "2026-01-04T12:00:00Z"
 SNAPSHOT_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}-\d{2}-\d{2}-[A-Za-z0-9_][A-Za-z0-9._-]*\.md$")
+
+# ---------------------------------------------------------------------------------------------
+# Built once per test run
+
+
+def run_folder(factory: pytest.TempPathFactory) -> Path:
+    """The temporary folder of this whole test run: under pytest-xdist the folder that holds
+    every worker's own (pytest-N, the parent of each worker's popen-gwK), else the base temp."""
+    base = factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+def once_per_run(factory: pytest.TempPathFactory, name: str, build: Callable[[Path], Any]) -> Any:
+    """What `build(folder)` returned, built once per test run however many xdist workers ask.
+
+    The first caller builds into an empty folder of its own (run_folder/once-NAME) while
+    holding a file lock; its result is stored as JSON beside the folder, and every later caller
+    (in any worker) waits for the lock, then reads that result. `build` returns plain JSON
+    (paths as strings) and leaves in its folder whatever the tests then use, read-only: workers
+    share it. A build that fails leaves no result, so the next caller builds again.
+    """
+    return once_in(run_folder(factory), name, build)
+
+
+def once_in(root: Path, name: str, build: Callable[[Path], Any]) -> Any:
+    """once_per_run's work, in `root`: the first caller of any process builds, under a lock."""
+    import fcntl  # POSIX only, as the suite is (users, modes, signals)
+
+    folder, result = root / f"once-{name}", root / f"once-{name}.json"
+    with open(root / f"once-{name}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if result.is_file():
+            return json.loads(result.read_text(encoding="utf-8"))
+        if folder.exists():
+            shutil.rmtree(folder)
+        folder.mkdir()
+        value = build(folder)
+        result.write_text(json.dumps(value), encoding="utf-8")
+        return value
+
 
 # ---------------------------------------------------------------------------------------------
 # Corpus
@@ -1094,7 +1135,8 @@ def nobody_script(base: Path, script: Path, probe: str) -> list[str]:
     first of this one and the system's that `nobody` can run with `probe` importable.
     """
     copy = base / "skill-scripts"
-    shutil.copytree(script.parent, copy)
+    # Without __pycache__: another test may be writing bytecode there at this moment.
+    shutil.copytree(script.parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
     for p in [copy, *copy.rglob("*")]:
         p.chmod(0o755 if p.is_dir() else 0o644)
     for python in dict.fromkeys([sys.executable, "/usr/bin/python3"]):
