@@ -66,11 +66,13 @@ def no_user_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
 @pytest.fixture
 def loader(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Any]:
     """loader(args, stdin=b""): permanent_memory.main(args) in-process (support.call_main),
-    without an enclosing session's CLAUDE_PROJECT_DIR; stdin may be text or bytes."""
+    without an enclosing session's CLAUDE_PROJECT_DIR, with one exact counter for every command
+    (support.reuse_exact_counter); stdin may be text or bytes."""
     import permanent_memory
     import support
 
     monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
+    support.reuse_exact_counter(monkeypatch)
 
     def call(args: list[str], stdin: str | bytes = b"") -> support.Result:
         data = stdin.encode("utf-8") if isinstance(stdin, str) else stdin

@@ -873,10 +873,12 @@ EPIC_HEAD = "## Epic: F-1 — intent\n**Completed:** 2026-01-01\n### Gotchas dis
 
 
 def fuzz_env(monkeypatch: Any, tmp: str) -> None:
-    """clear_claude_env, and the caches under tmp (a folder shared by hypothesis' examples)."""
+    """clear_claude_env, the caches under tmp (a folder shared by hypothesis' examples), and
+    one exact counter for every loader command (reuse_exact_counter)."""
     clear_claude_env(monkeypatch)
     monkeypatch.setenv("CLAUDE_PLUGIN_DATA", os.path.join(tmp, "plugin-data"))
     monkeypatch.setenv("XDG_CACHE_HOME", os.path.join(tmp, "xdg"))
+    reuse_exact_counter(monkeypatch)
 
 
 json_values = st.recursive(
