@@ -4,6 +4,7 @@ record of moves; and what the block, check, inspect and the hook make of them, w
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -522,6 +523,16 @@ def test_git_deleted_moved_typo_and_link_out(repo: Repo, tmp_path: Path) -> None
         f"{fix}\n"
         f"{memory}:17: warning: FEAT-1: docs/formta.md is gone; {fix}\n"
         f"{memory}: 1 epic, 130 tokens (max 8000): 0 errors, 4 warnings\n"
+    )
+    doctor = repo.loader("doctor").out.split("\n")
+    git = shutil.which("git", path=repo.env["PATH"])
+    assert (
+        f"ok    git       git found ({git}): moves of the paths entries name are looked up"
+        in doctor
+    )
+    assert (
+        "warn  paths     of 5 paths entries name, 4 gone and 1 moved; the block marks them -> "
+        "permanent_memory.py check lists the lines: update them, or archive the epics" in doctor
     )
     inspect = repo.loader("inspect", *WIDE).out
     paths = inspect.split("\n\n")[2]
