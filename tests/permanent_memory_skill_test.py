@@ -9,12 +9,12 @@ import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 
+import pm_archive_plan
+import pm_epic_input
 import pm_limits
 import pm_parse
 import pm_render
 import pm_tokens
-import pm_write_archive
-import pm_write_epic
 import pytest
 from conftest import LOADER_DIR
 from pm_render import Budget
@@ -223,12 +223,12 @@ def test_writing_md_commands_run(tmp_path: Path) -> None:
 
 def test_writing_md_states_the_code_s_numbers() -> None:
     markdown = " ".join(WRITING_MD.read_text(encoding="utf-8").split())
-    assert f"At most {pm_write_epic.MAX_EPIC_TOKENS} tokens per epic" in markdown
-    assert f"under {pm_write_epic.TENTATIVE_BELOW} confidence" in markdown
-    assert f"at most {pm_write_epic.MAX_ID_CHARS} characters" in markdown
-    assert f"`{pm_write_archive.ARCHIVE_DIR}/YYYY-MM-DD.md`" in markdown
+    assert f"At most {pm_epic_input.MAX_EPIC_TOKENS} tokens per epic" in markdown
+    assert f"under {pm_epic_input.TENTATIVE_BELOW} confidence" in markdown
+    assert f"at most {pm_epic_input.MAX_ID_CHARS} characters" in markdown
+    assert f"`{pm_archive_plan.ARCHIVE_DIR}/YYYY-MM-DD.md`" in markdown
     assert f"; {Budget().epic_line_tokens} tokens per Epic line)" in markdown
-    for field, heading in pm_write_epic.HEADINGS.items():
+    for field, heading in pm_epic_input.HEADINGS.items():
         assert f"| `{field}` | no | list → `### {heading}` |" in markdown
     assert "`.claude/memory/`" in markdown and "flock" in markdown
 

@@ -1,4 +1,4 @@
-"""add (pm_add) and its pure parts (pm_write_epic): the epic written, bad input refused, the
+"""add (pm_add) and its pure parts (pm_epic_input): the epic written, bad input refused, the
 loader reading back what was added, and the folder lock."""
 
 from __future__ import annotations
@@ -13,14 +13,14 @@ from pathlib import Path
 from typing import Any
 
 import pm_add
+import pm_epic_input
 import pm_parse
 import pm_tokens
-import pm_write_epic
 import pytest
 from conftest import LOADER_DIR
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pm_write_epic import InvalidEntry
+from pm_epic_input import InvalidEntry
 from support import EST, LOADER, TIMEOUT, Result, estimate, memory_file, tree
 
 CASES = Path(__file__).resolve().parent / "cases"
@@ -305,10 +305,10 @@ INVALID: list[tuple[object, str]] = [
 
 
 def prepare(data: object) -> str:
-    entry, _notes = pm_write_epic.read_entry(data, NOW)
-    entry, _dropped = pm_write_epic.fit_entry(entry, estimate)
-    text = pm_write_epic.format_epic(entry)
-    pm_write_epic.verify_epic(entry, text)
+    entry, _notes = pm_epic_input.read_entry(data, NOW)
+    entry, _dropped = pm_epic_input.fit_entry(entry, estimate)
+    text = pm_epic_input.format_epic(entry)
+    pm_epic_input.verify_epic(entry, text)
     return text
 
 
@@ -368,7 +368,7 @@ def test_add_settles_what_the_loader_would_misread() -> None:
             "(confidence: 0.5)",
         ],
     }
-    entry, notes = pm_write_epic.read_entry(data, NOW)
+    entry, notes = pm_epic_input.read_entry(data, NOW)
     assert [(i.text, i.confidence) for i in entry.items] == [
         ("(security) [x] nested tags", None),
         ("plain", 0.5),
@@ -384,7 +384,7 @@ def test_add_settles_what_the_loader_would_misread() -> None:
         "stored as '(REDACTED)'",
     ]
     # "plain" had 0.5 in its text: it goes to Tentative.
-    assert pm_write_epic.stored_sections(entry)["tentative"] == ["plain"]
+    assert pm_epic_input.stored_sections(entry)["tentative"] == ["plain"]
 
 
 def test_completed_defaults_to_now_and_is_written_in_utc(loader: Any, tmp_path: Path) -> None:
@@ -403,7 +403,7 @@ def test_completed_defaults_to_now_and_is_written_in_utc(loader: Any, tmp_path: 
     )
     assert result.code == 0
     assert " completed=2026-06-01T06:30:15Z -->\n" in memory_file(tmp_path).read_text()
-    entry, _ = pm_write_epic.read_entry({**OK, "completed": "2026-05-15"}, NOW)
+    entry, _ = pm_epic_input.read_entry({**OK, "completed": "2026-05-15"}, NOW)
     assert entry.completed == "2026-05-15T00:00:00Z"
 
 
@@ -426,30 +426,30 @@ def test_an_epic_over_500_tokens_loses_its_lowest_confidence_items(
     }
     result = loader(["add", "--project-dir", str(tmp_path), "--input", "-"], json.dumps(data))
     assert result.code == 0, result.err
-    full = pm_write_epic.format_epic(pm_write_epic.read_entry(data, NOW)[0])
+    full = pm_epic_input.format_epic(pm_epic_input.read_entry(data, NOW)[0])
     assert result.err == (
         f"note: A-1 was {count(full)} tokens, over the 500-token limit of an epic; left out 2 "
         "items, lowest confidence first: tentative[0] (0.80), decisions[1] (0.80)\n"
     )
     text = memory_file(tmp_path).read_text()
-    assert count(text) <= pm_write_epic.MAX_EPIC_TOKENS
+    assert count(text) <= pm_epic_input.MAX_EPIC_TOKENS
     [epic] = pm_parse.parse_permanent(text)
     assert [len(s.entries) for s in epic.subsections] == [2, 1, 0, 0, 0]
     assert result.out == f"added A-1 to {memory_file(tmp_path)} ({count(text)} tokens)\n"
 
 
 def test_fit_entry_leaves_out_as_few_items_as_needed() -> None:
-    entry, _ = pm_write_epic.read_entry(
+    entry, _ = pm_epic_input.read_entry(
         {**OK, "patterns": [{"text": "p" * 40, "confidence": c} for c in (0.75, 0.9, 0.8, 0.9)]},
         NOW,
     )
-    full = estimate(pm_write_epic.format_epic(entry))
-    fitted, dropped = pm_write_epic.fit_entry(entry, estimate, full - 1)
+    full = estimate(pm_epic_input.format_epic(entry))
+    fitted, dropped = pm_epic_input.fit_entry(entry, estimate, full - 1)
     assert [item.where for item in dropped] == ["patterns[0]"]
-    fitted, dropped = pm_write_epic.fit_entry(entry, estimate, full - 20)
+    fitted, dropped = pm_epic_input.fit_entry(entry, estimate, full - 20)
     assert [item.where for item in dropped] == ["patterns[0]", "patterns[2]"]
     assert [item.where for item in fitted.items] == ["patterns[1]", "patterns[3]"]
-    assert pm_write_epic.fit_entry(entry, estimate, full) == (entry, [])
+    assert pm_epic_input.fit_entry(entry, estimate, full) == (entry, [])
 
 
 def test_add_into_a_missing_folder_given_with_file(loader: Any, tmp_path: Path) -> None:
@@ -581,7 +581,7 @@ def entries(text: st.SearchStrategy[str]) -> st.SearchStrategy[dict[str, Any]]:
         {"id": IDS.filter(lambda i: i not in EXISTING_IDS), "intent": text},
         optional={
             "completed": st.datetimes(timezones=st.just(timezone.utc)).map(datetime.isoformat),
-            **{field: st.lists(item, max_size=3) for field in pm_write_epic.LIST_FIELDS},
+            **{field: st.lists(item, max_size=3) for field in pm_epic_input.LIST_FIELDS},
         },
     )
 
@@ -596,13 +596,13 @@ EXISTING = [
 EXISTING_IDS = {epic.epic_id for text in EXISTING for epic in pm_parse.parse_permanent(text)}
 
 
-def _add_pure(data: dict[str, Any], existing: str) -> tuple[pm_write_epic.Entry, str] | None:
+def _add_pure(data: dict[str, Any], existing: str) -> tuple[pm_epic_input.Entry, str] | None:
     try:
-        entry, _notes = pm_write_epic.read_entry(data, NOW)
-        entry, _dropped = pm_write_epic.fit_entry(entry, estimate)
-        pm_write_epic.verify_epic(entry, pm_write_epic.format_epic(entry))
-        new_text, _action = pm_write_epic.place_epic(existing, entry, replace=False)
-    except (InvalidEntry, pm_write_epic.DuplicateEpic):
+        entry, _notes = pm_epic_input.read_entry(data, NOW)
+        entry, _dropped = pm_epic_input.fit_entry(entry, estimate)
+        pm_epic_input.verify_epic(entry, pm_epic_input.format_epic(entry))
+        new_text, _action = pm_epic_input.place_epic(existing, entry, replace=False)
+    except (InvalidEntry, pm_epic_input.DuplicateEpic):
         return None
     return entry, new_text
 
@@ -624,10 +624,10 @@ def test_the_loader_reads_back_exactly_what_add_wrote(data: dict[str, Any], exis
         entry.epic_id,
         entry.intent,
         entry.completed,
-        pm_write_epic.stored_sections(entry),
+        pm_epic_input.stored_sections(entry),
     )
     assert new_text.startswith(existing.rstrip("\n"))
-    assert pm_write_epic.find_placed(new_text, entry) is not None
+    assert pm_epic_input.find_placed(new_text, entry) is not None
 
 
 @given(data=entries(PLAIN), existing=st.sampled_from(EXISTING))
@@ -639,12 +639,12 @@ def test_plain_text_is_read_back_as_given(data: dict[str, Any], existing: str) -
     assert (epic_id, intent) == (data["id"], " ".join(data["intent"].split()))
     given_texts = sorted(
         " ".join((item if isinstance(item, str) else item["text"]).split())
-        for field in pm_write_epic.LIST_FIELDS
+        for field in pm_epic_input.LIST_FIELDS
         for item in data.get(field, [])
     )
     assert sorted(text for texts in subs.values() for text in texts) == given_texts
     for item in entry.items:  # and each went where its confidence sends it
-        label = "tentative" if item.tentative else pm_write_epic.FIELD_LABELS[item.field]
+        label = "tentative" if item.tentative else pm_epic_input.FIELD_LABELS[item.field]
         assert item.text in subs[label]
 
 
@@ -660,7 +660,7 @@ JSON = st.recursive(
         JSON,
         st.fixed_dictionaries(
             {"id": IDS, "intent": TEXT},
-            optional={field: JSON for field in (*pm_write_epic.LIST_FIELDS, "completed")},
+            optional={field: JSON for field in (*pm_epic_input.LIST_FIELDS, "completed")},
         ),
     )
 )
@@ -672,9 +672,9 @@ def test_bad_input_raises_only_invalid_entry(data: object) -> None:
 
 
 def test_item_layout_matches_the_loader_labels() -> None:
-    for field, heading in pm_write_epic.HEADINGS.items():
-        assert pm_parse.subsection_label(heading) == pm_write_epic.FIELD_LABELS[field]
-    assert set(pm_write_epic.FIELD_LABELS.values()) == set(pm_parse.LABELS)
+    for field, heading in pm_epic_input.HEADINGS.items():
+        assert pm_parse.subsection_label(heading) == pm_epic_input.FIELD_LABELS[field]
+    assert set(pm_epic_input.FIELD_LABELS.values()) == set(pm_parse.LABELS)
 
 
 # add: locking

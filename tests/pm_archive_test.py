@@ -1,4 +1,4 @@
-"""archive (pm_archive) and what it moves (pm_write_archive): the oldest epics out to the day's
+"""archive (pm_archive) and what it moves (pm_archive_plan): the oldest epics out to the day's
 archive, never twice, and nothing lost when a run is killed at any moment."""
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import memory_io
+import pm_archive_plan
 import pm_parse
 import pm_tokens
-import pm_write_archive
 import pytest
 from conftest import LOADER_DIR
 from hypothesis import given
@@ -135,14 +135,14 @@ def archive_args(project: Path, *extra: str) -> list[str]:
 
 def test_archive_order_by_completed_then_file_order() -> None:
     epics = pm_parse.parse_permanent(ARCHIVE_FILE)
-    assert [epics[i].epic_id for i in pm_write_archive.archive_order(epics)] == [
+    assert [epics[i].epic_id for i in pm_archive_plan.archive_order(epics)] == [
         "E2",
         "E3",
         "E1",
         "E4",
     ]
     undated_first = pm_parse.parse_permanent("## Epic: U — u\n\n" + ARCHIVE_FILE)
-    order = pm_write_archive.archive_order(undated_first)
+    order = pm_archive_plan.archive_order(undated_first)
     assert [undated_first[i].epic_id for i in order] == ["U", "E2", "E3", "E1", "E4"]
 
 
@@ -161,10 +161,10 @@ def test_archive_moves_the_oldest_until_within_the_limit(
         "",
     )
     assert path.read_text() == KEPT
-    assert archive.read_text() == pm_write_archive.ARCHIVE_HEADER + "\n" + E2_E3
+    assert archive.read_text() == pm_archive_plan.ARCHIVE_HEADER + "\n" + E2_E3
     # Moving E2 alone would not have been enough: as few as possible moved.
     epics = pm_parse.parse_permanent(ARCHIVE_FILE)
-    only_e2 = pm_write_archive.text_without(ARCHIVE_FILE.split("\n"), epics, {1})
+    only_e2 = pm_archive_plan.text_without(ARCHIVE_FILE.split("\n"), epics, {1})
     assert "## Epic: E3" in only_e2 and estimate(only_e2) > estimate(KEPT)
 
 
@@ -318,12 +318,12 @@ def test_archive_killed_at_either_rename_loses_nothing(
     if dies_at == 1:
         assert not archive.exists()
     else:
-        assert archive.read_text() == pm_write_archive.ARCHIVE_HEADER + "\n" + E2_E3
+        assert archive.read_text() == pm_archive_plan.ARCHIVE_HEADER + "\n" + E2_E3
     # The next run finishes the job, without a second copy of anything.
     again = loader(archive_args(archived_project))
     assert again.code == 0
     assert path.read_text() == KEPT
-    assert archive.read_text() == pm_write_archive.ARCHIVE_HEADER + "\n" + E2_E3
+    assert archive.read_text() == pm_archive_plan.ARCHIVE_HEADER + "\n" + E2_E3
     leftovers = [p.name for p in path.parent.rglob("*") if memory_io.is_temp_name(p.name)]
     assert len(leftovers) == 1  # the dead run's temp file; never read as memory
 
@@ -364,8 +364,8 @@ def test_archive_plan_moves_the_oldest_and_loses_nothing(
     ]
     text = preamble + "\n".join(sections)
     try:
-        plan = pm_write_archive.plan_archive(text, max_tokens, estimate)
-    except pm_write_archive.ArchiveError:
+        plan = pm_archive_plan.plan_archive(text, max_tokens, estimate)
+    except pm_archive_plan.ArchiveError:
         assert estimate(preamble) > max_tokens or not specs
         return
     assert estimate(plan.kept_text) == plan.tokens_after <= max_tokens
@@ -378,13 +378,13 @@ def test_archive_plan_moves_the_oldest_and_loses_nothing(
         s.rstrip("\n") + "\n" for s in sections if s.split()[2] in moved_ids
     ]
     epics = pm_parse.parse_permanent(text)
-    order = [epics[i].epic_id for i in pm_write_archive.archive_order(epics)]
+    order = [epics[i].epic_id for i in pm_archive_plan.archive_order(epics)]
     assert sorted(moved_ids, key=order.index) == order[: len(moved_ids)]  # the oldest ones
     if plan.moved:  # and no fewer would do
-        fewer = pm_write_archive.text_without(
+        fewer = pm_archive_plan.text_without(
             text.split("\n"),
             epics,
-            set(pm_write_archive.archive_order(epics)[: len(moved_ids) - 1]),
+            set(pm_archive_plan.archive_order(epics)[: len(moved_ids) - 1]),
         )
         assert estimate(fewer) > max_tokens
 

@@ -1,4 +1,4 @@
-"""check (pm_check) and what it finds (pm_write_check), and the pre-commit hook that runs it."""
+"""check (pm_check) and what it finds (pm_findings), and the pre-commit hook that runs it."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pm_findings
 import pm_tokens
-import pm_write_check
 import pytest
 import yaml
 from conftest import ROOT
@@ -136,9 +136,9 @@ def test_check_json(loader: Any) -> None:
 
 def test_check_report_line_numbers_follow_the_loader() -> None:
     text = "## Epic: F-1 — fenced\n**Completed:** 2026-01-01\n\n```\n### Not a heading\n```\n"
-    report = pm_write_check.check_text(text, estimate, estimate, Budget())
+    report = pm_findings.check_text(text, estimate, estimate, Budget())
     assert report.findings == []
-    assert report.epics == [pm_write_check.EpicSize("F-1", 1, estimate(text.rstrip() + "\n"))]
+    assert report.epics == [pm_findings.EpicSize("F-1", 1, estimate(text.rstrip() + "\n"))]
 
 
 def test_pre_commit_hook_entry_runs(tmp_path: Path) -> None:

@@ -726,8 +726,8 @@ def test_a_git_that_fails_or_hangs_leaves_existence_only(repo: Repo, tmp_path: P
 
 @given(memory_texts, states_strategy)
 def test_check_never_raises_with_evidence(text: str, states: dict[str, str]) -> None:
-    import pm_write_check
+    import pm_findings
 
-    report = pm_write_check.check_text(text, words, words, Budget(), states=states)
+    report = pm_findings.check_text(text, words, words, Budget(), states=states)
     for finding in report.findings:
         assert finding.line >= 1 and "\n" not in finding.message

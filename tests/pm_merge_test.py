@@ -6,10 +6,10 @@ import pm_merge
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pm_findings import ERROR, check_text
 from pm_merge import merge_items, merge_permanent
 from pm_parse import parse_permanent
 from pm_render import Budget
-from pm_write_check import ERROR, check_text
 from support import estimate
 
 HEAD = "# Permanent memory\n\nNotes for the team.\n"

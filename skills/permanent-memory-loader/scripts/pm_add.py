@@ -1,6 +1,6 @@
 # `permanent_memory.py add`: append one finished epic, from JSON (--input) or the line form
 # (--lines), to permanent_memory.md, or with --append its items to the epic already there.
-# pm_write_epic checks and lays out the epic, pm_write_append places items in an epic on file;
+# pm_epic_input checks and lays out the epic, pm_append_plan places items in an epic on file;
 # this module reads the input and writes the file, under the directory's lock. See
 # references/writing.md.
 from __future__ import annotations
@@ -15,13 +15,9 @@ from pathlib import Path
 import memory_io
 import memory_text
 import pm_cli
+from pm_append_plan import Appended, append_entries, epic_named
 from pm_cli import PROG, say
-from pm_epic_lines import LinesError, parse_epic_lines
-from pm_errors import MemoryFileError
-from pm_parse import Epic
-from pm_render import SKIP_TOKENS
-from pm_write_append import Appended, append_entries, epic_named
-from pm_write_epic import (
+from pm_epic_input import (
     INTENT_WHAT,
     MAX_EPIC_TOKENS,
     DuplicateEpic,
@@ -37,6 +33,10 @@ from pm_write_epic import (
     trimmed_note,
     verify_epic,
 )
+from pm_epic_lines import LinesError, parse_epic_lines
+from pm_errors import MemoryFileError
+from pm_parse import Epic
+from pm_render import SKIP_TOKENS
 from pm_write_file import encode_as, make_dirs, memory_path, read_for_writing
 
 HELP = "append one finished epic from JSON or the line form"

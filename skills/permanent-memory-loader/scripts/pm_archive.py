@@ -1,5 +1,5 @@
 # `permanent_memory.py archive`: move the oldest epics to archive/YYYY-MM-DD.md beside the
-# memory file until the file is within --max-tokens. pm_write_archive plans the move; this
+# memory file until the file is within --max-tokens. pm_archive_plan plans the move; this
 # module writes it, under the directory's lock: the archive first, synced, then the memory
 # file, so a crash at any point leaves every epic in one of the two, or in both.
 from __future__ import annotations
@@ -12,10 +12,10 @@ from pathlib import Path
 
 import memory_io
 import pm_cli
+from pm_archive_plan import ARCHIVE_DIR, archive_text, plan_archive
 from pm_cli import plural
 from pm_errors import MemoryFileError
 from pm_render import SKIP_TOKENS
-from pm_write_archive import ARCHIVE_DIR, archive_text, plan_archive
 from pm_write_file import encode_as, inside, make_dirs, memory_path, read_for_writing
 
 HELP = "move the oldest epics to .claude/memory/archive/ until it fits"

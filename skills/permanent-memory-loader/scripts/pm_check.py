@@ -1,4 +1,4 @@
-# `permanent_memory.py check`: validate permanent memory files (pm_write_check finds the
+# `permanent_memory.py check`: validate permanent memory files (pm_findings finds the
 # problems), one PATH:LINE: LEVEL: MESSAGE line each, then a summary per file; exit 1 on an
 # error. Also a pre-commit hook: it takes the files as arguments.
 from __future__ import annotations
@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pm_cli
 from pm_cli import MEMORY_FILE, WriteCounting, plural, project_dir, say
+from pm_epic_input import MAX_EPIC_TOKENS
+from pm_findings import ERROR, WARNING, Finding, check_text
 from pm_load import NO_EVIDENCE, Evidence, check_evidence, decode
 from pm_parse import parse_permanent
 from pm_render import SKIP_TOKENS
-from pm_write_check import ERROR, WARNING, Finding, check_text
-from pm_write_epic import MAX_EPIC_TOKENS
 from pm_write_file import MAX_FILE_BYTES, UTF16_BOMS, first_undecodable, inside, read_bytes
 
 HELP = "validate the file's format; exit 1 on errors"

@@ -2,7 +2,7 @@
 # lines, and `name:` lines opening a list of `- item` lines. Every value is taken exactly as
 # written (no quotes, no escapes, no braces), so any text passes unchanged through the shell and
 # through Claude Code's check of the command, and a bare python3 reads it. This module only
-# turns the text into the same fields as the JSON; pm_write_epic.read_entry checks them.
+# turns the text into the same fields as the JSON; pm_epic_input.read_entry checks them.
 from __future__ import annotations
 
 import re

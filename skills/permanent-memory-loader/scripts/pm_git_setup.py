@@ -10,9 +10,9 @@ from pathlib import Path
 
 import memory_io
 import pm_cli
+from pm_archive_plan import ARCHIVE_DIR
 from pm_cli import MEMORY_FILE, PROG, project_dir
 from pm_errors import LoaderError
-from pm_write_archive import ARCHIVE_DIR
 
 HELP = "make git merge permanent memory with this script"
 

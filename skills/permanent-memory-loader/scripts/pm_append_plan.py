@@ -11,9 +11,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import memory_text
-from pm_errors import LoaderError
-from pm_parse import LABELS, Epic, parse_permanent
-from pm_write_epic import (
+from pm_epic_input import (
     FIELD_LABELS,
     HEADINGS,
     DuplicateEpic,
@@ -22,6 +20,8 @@ from pm_write_epic import (
     item_line,
     sections,
 )
+from pm_errors import LoaderError
+from pm_parse import LABELS, Epic, parse_permanent
 
 LABEL_FIELDS = {label: field for field, label in FIELD_LABELS.items()}
 

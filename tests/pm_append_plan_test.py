@@ -1,4 +1,4 @@
-"""pm_write_append, the pure part of `add --append`: entries appended to an epic already in the
+"""pm_append_plan, the pure part of `add --append`: entries appended to an epic already in the
 file, each to its subsection, duplicates skipped, every line already there kept in place."""
 
 from __future__ import annotations
@@ -6,23 +6,23 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
+import pm_append_plan
+import pm_epic_input
 import pm_parse
-import pm_write_append
-import pm_write_epic
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pm_write_append import AppendRefused, append_entries, entry_key, epic_named
+from pm_append_plan import AppendRefused, append_entries, entry_key, epic_named
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=timezone.utc)
 
 
-def entry(**fields: Any) -> pm_write_epic.Entry:
-    made, _notes = pm_write_epic.read_entry({"id": "FEAT-1", **fields}, NOW, require_intent=False)
+def entry(**fields: Any) -> pm_epic_input.Entry:
+    made, _notes = pm_epic_input.read_entry({"id": "FEAT-1", **fields}, NOW, require_intent=False)
     return made
 
 
-def appended(text: str, **fields: Any) -> pm_write_append.Appended:
+def appended(text: str, **fields: Any) -> pm_append_plan.Appended:
     made = entry(**fields)
     epic = epic_named(text, made.epic_id)
     assert epic is not None
@@ -120,7 +120,7 @@ def test_append_lays_out(text: str, fields: dict[str, Any], expected: str) -> No
     assert result.skipped == ()
     given_texts = [
         value if isinstance(value, str) else value["text"]
-        for field in pm_write_epic.LIST_FIELDS
+        for field in pm_epic_input.LIST_FIELDS
         for value in fields.get(field, [])
     ]
     assert sorted(item.text for _label, item in result.added) == sorted(given_texts)
@@ -160,7 +160,7 @@ def test_an_open_fence_is_refused() -> None:
 
 
 def test_an_epic_twice_in_the_file_is_refused() -> None:
-    with pytest.raises(pm_write_epic.DuplicateEpic, match=r"FEAT-1 is in the file 2 times"):
+    with pytest.raises(pm_epic_input.DuplicateEpic, match=r"FEAT-1 is in the file 2 times"):
         epic_named(V1 + "\n" + V1, "FEAT-1")
     assert epic_named(V1, "FEAT-9") is None
 
@@ -215,7 +215,7 @@ ITEM = st.one_of(
     WORD, st.builds(lambda t, c: {"text": t, "confidence": c}, WORD, st.sampled_from([0.3, 0.9]))
 )
 FIELDS = st.fixed_dictionaries(
-    {}, optional={field: st.lists(ITEM, max_size=3) for field in pm_write_epic.LIST_FIELDS}
+    {}, optional={field: st.lists(ITEM, max_size=3) for field in pm_epic_input.LIST_FIELDS}
 )
 
 
@@ -240,10 +240,10 @@ def test_append_only_inserts_lines_and_is_idempotent(
     text = build_file(parts)
     epic_id = f"E-{which % len(parts[1])}"
     try:
-        made, _notes = pm_write_epic.read_entry(
+        made, _notes = pm_epic_input.read_entry(
             {"id": epic_id, **fields}, NOW, require_intent=False
         )
-    except pm_write_epic.InvalidEntry:
+    except pm_epic_input.InvalidEntry:
         return
     epic = epic_named(text, epic_id)
     assert epic is not None

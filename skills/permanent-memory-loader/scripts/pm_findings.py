@@ -11,6 +11,7 @@ from typing import NamedTuple
 
 import memory_text
 import pm_evidence
+from pm_epic_input import HEADINGS, MAX_EPIC_TOKENS
 from pm_parse import (
     LABELS,
     Epic,
@@ -22,7 +23,6 @@ from pm_parse import (
     v2_marker,
 )
 from pm_render import MAX_LINE_CHARS, SKIP_TOKENS, Budget, cut_line, epic_line, safe_text
-from pm_write_epic import HEADINGS, MAX_EPIC_TOKENS
 
 ERROR, WARNING = "error", "warning"
 # No epic is stale at this moment, so an Epic line is checked without the stale prefix.
