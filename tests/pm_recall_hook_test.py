@@ -186,8 +186,14 @@ def test_the_index_cache_round_trip_and_its_checks(tmp_path: Path) -> None:
     slot = str(tmp_path / "recall" / "x.bin")
     index = {"format": 1, "entries": [], "postings": {}, "ids": {}, "unit": 1.0,
              "stamp_tokens": 8, "header_tokens": (9,), "common": ()}  # fmt: skip
-    pm_recall_store.store_index(slot, "key", index)  # type: ignore[arg-type]
+    pm_recall_store.store_index(slot, "key", index, {"k2", "k1"})  # type: ignore[arg-type]
     assert pm_recall_store.read_index(slot, "key") == index
+    assert pm_recall_store.read_shown(slot, "key") == {"k1", "k2"}
+    assert pm_recall_store.read_shown(slot, "other") is None
+    shown = Path(pm_recall_store.shown_slot(slot))
+    assert shown.read_text() == "pm-recall-1 key\nk1\nk2\n"
+    shown.write_text("pm-recall-1 key\nk1")  # cut short
+    assert pm_recall_store.read_shown(slot, "key") is None
     assert pm_recall_store.read_index(slot, "other") is None
     data = Path(slot).read_bytes()
     Path(slot).write_bytes(data[:-1] + bytes([data[-1] ^ 1]))

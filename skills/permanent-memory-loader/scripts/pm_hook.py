@@ -141,7 +141,7 @@ def hook_context(payload: "dict[str, Any]") -> "tuple[str, str]":
     if session and event in pm_recall_hook.EVENTS:
         recall = pm_recall_hook.Recall(session, event, payload, recall_budgets())
         recall.look_up(path, root, slot, key)
-    if cached is not None and (recall is None or recall.index is not None):
+    if cached is not None and (recall is None or recall.ready):
         block, status = cached
     else:
         block, status = render_and_store(data, size, options, slot, content, root, recall)

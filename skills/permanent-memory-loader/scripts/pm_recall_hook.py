@@ -32,6 +32,9 @@ class Recall:
         self.payload = payload
         self.prompt_budget, self.session_budget = budgets
         self.index: Index | None = None
+        # The keys of the entries the block shows: all a session's start needs, read from a
+        # small file beside the index (the index itself is not loaded then).
+        self.shown: set[str] | None = None
         self.slot = ""
         self.key = ""
         self.archives: list[tuple[str, bytes]] = []
@@ -43,8 +46,15 @@ class Recall:
         self.key_by(block_key)
         if block_slot:
             self.slot = pm_recall_store.index_slot(block_slot)
-            if block_key:
+            if block_key and self.event == "SessionStart":
+                self.shown = pm_recall_store.read_shown(self.slot, self.key)
+            elif block_key:
                 self.index = pm_recall_store.read_index(self.slot, self.key)
+
+    @property
+    def ready(self) -> bool:
+        """Whether what this call needs was cached (else the block is rendered again)."""
+        return self.index is not None or self.shown is not None
 
     def key_by(self, block_key: str) -> None:
         """The index's key, from the block's (known only after a cache miss's render) and the
@@ -68,28 +78,32 @@ class Recall:
 
         lines = decode(data).split("\n") if data is not None and epics else []
         self.index = index_files(epics, lines, self.archives, block, count, states or {})
+        self.shown = {entry[0] for entry in self.index["entries"] if entry[5]}
         if self.slot:
-            pm_recall_store.store_index(self.slot, self.key, self.index)
+            pm_recall_store.store_index(self.slot, self.key, self.index, self.shown)
 
     def add_to(self, sent: str) -> str:
         """What this hook call sends: `sent` (the permanent-memory block or ""), then on a
         prompt the recall block; the session's record updated."""
         index = self.index
-        if index is None:
+        shown = self.shown
+        if shown is None and index is not None:
+            shown = {entry[0] for entry in index["entries"] if entry[5]}
+        if shown is None:
             return sent
         tokens, received = pm_recall_store.read_received(self.record)
-        before = (tokens, len(received))
+        before = (tokens, set(received))
         if self.event == "SessionStart" and self.payload.get("source") != "resume":
             tokens, received = 0, set()  # a new context: nothing of an earlier one is in it
         if sent or self.event == "SessionStart":
-            received.update(entry[0] for entry in index["entries"] if entry[5])
+            received.update(shown)
         extra = ""
         prompt = self.payload.get("prompt")
-        if self.event == "UserPromptSubmit" and isinstance(prompt, str):
+        if self.event == "UserPromptSubmit" and isinstance(prompt, str) and index is not None:
             left = self.session_budget - tokens
             extra, keys, used = pm_recall.recall(index, prompt, received, self.prompt_budget, left)
             received.update(keys)
             tokens += used
-        if (tokens, len(received)) != before or self.event == "SessionStart":
+        if (tokens, received) != before:
             pm_recall_store.write_received(self.record, tokens, received)
         return sent + extra

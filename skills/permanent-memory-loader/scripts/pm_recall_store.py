@@ -102,12 +102,32 @@ def read_index(slot: str, key: str) -> "Index | None":
     return found
 
 
-def store_index(slot: str, key: str, index: "Index") -> None:
+def shown_slot(slot: str) -> str:
+    """Beside the index: the keys of the entries the block shows (recall/X.shown)."""
+    return slot.rsplit(".", 1)[0] + ".shown"
+
+
+def read_shown(slot: str, key: str) -> "set[str] | None":
+    """The keys of the entries the block shows, stored under key; None when absent or stale."""
+    try:
+        with open(shown_slot(slot), "rb") as handle:
+            text = handle.read(MAX_SESSION_BYTES).decode("ascii")
+    except (OSError, UnicodeDecodeError):
+        return None
+    lines = text.split("\n")
+    if lines[0] != f"{INDEX_FORMAT} {key}" or lines[-1] != "":
+        return None  # another key, or cut short (the file ends with a newline)
+    return set(lines[1:-1])
+
+
+def store_index(slot: str, key: str, index: "Index", shown: "set[str]") -> None:
     body = marshal.dumps(index)  # type: ignore[arg-type]  # a dict of builtin values
     header = f"{INDEX_FORMAT} {key} {len(body)} {memory_io.digest(body)}\n".encode()
+    listed = f"{INDEX_FORMAT} {key}\n" + "".join(k + "\n" for k in sorted(shown))
     try:
         os.makedirs(os.path.dirname(slot), mode=0o700, exist_ok=True)
         memory_io.atomic_write(slot, header + body, durable=False)
+        memory_io.atomic_write(shown_slot(slot), listed.encode("ascii"), durable=False)
     except (OSError, memory_io.MemoryIOError):
         # Not said: the block's entry in the same folder says it (pm_cache.store_block), and
         # the index is only built again.
