@@ -7,7 +7,11 @@
 # references/recall.md explains the scoring and the threshold.
 # No `from __future__ import annotations`: it is an import too; annotations here are strings.
 STAMP = "[permanent-memory | trust:file]"  # pm_render.STAMP (a test keeps them equal)
-INDEX_FORMAT = 1
+INDEX_FORMAT = 2
+# A posting's entry numbers and weights are packed as machine values (unsigned 16-bit, 32-bit
+# float), read back with memoryview.cast: unmarshalling tens of thousands of int and float
+# objects was most of a prompt's cost with 200 epics. MAX_ENTRIES in pm_recall_index fits.
+ENTRY_CODE, WEIGHT_CODE = "H", "f"
 # At most this much of a prompt is scored: a pasted log must not make the hook slow.
 PROMPT_PREFIX_CHARS = 2000
 PROMPT_BUDGET = 80  # tokens of one recall block, stamp included
@@ -38,7 +42,8 @@ if TYPE_CHECKING:
     class Index(TypedDict):
         format: int
         entries: list[Entry]
-        postings: dict[str, tuple[tuple[int, ...], tuple[float, ...]]]  # term: entries, weights
+        # term: the entries that have it and its weight in each, packed (ENTRY_CODE, WEIGHT_CODE)
+        postings: dict[str, tuple[bytes, bytes]]
         ids: dict[str, tuple[int, ...]]  # an epic ID, case-folded: its entries
         unit: float  # the weight of one rare word matched once in a short entry's text
         stamp_tokens: int  # the stamp line's
@@ -189,7 +194,8 @@ def score(
         posting = postings.get(term)
         if posting is None:
             continue
-        for entry, weight in zip(*posting):
+        numbers, weights = posting
+        for entry, weight in zip(memoryview(numbers).cast("H"), memoryview(weights).cast("f")):
             scores[entry] = scores.get(entry, 0.0) + weight / unit
             matched.setdefault(entry, []).append(term)
     scores = with_epic_support(index, scores, matched)

@@ -6,6 +6,7 @@
 # counter in, the index out. references/recall.md explains the weights.
 from __future__ import annotations
 
+import array
 import math
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
@@ -163,7 +164,7 @@ def build_index(
 
 def weigh(
     fields: Sequence[dict[str, list[str]]], epics: Sequence[int]
-) -> tuple[dict[str, tuple[tuple[int, ...], tuple[float, ...]]], tuple[str, ...]]:
+) -> tuple[dict[str, tuple[bytes, bytes]], tuple[str, ...]]:
     """BM25F postings of words and adjacent pairs: for each term, the entries that have it and
     its weight in each; and the words left out as too common. `epics` numbers each entry's
     epic: a word of an epic's ID or intent, which every entry of the epic carries, counts once
@@ -200,9 +201,12 @@ def weigh(
         if term in left_out:
             continue
         rarity = idf(units, len(holders[term]))
-        numbers = tuple(sorted(per))
-        weights = tuple(round(rarity * per[n] / (K1 + per[n]), 4) for n in numbers)
-        postings[term] = (numbers, weights)
+        numbers = sorted(per)
+        weights = [rarity * per[n] / (K1 + per[n]) for n in numbers]
+        postings[term] = (
+            array.array(pm_recall.ENTRY_CODE, numbers).tobytes(),
+            array.array(pm_recall.WEIGHT_CODE, weights).tobytes(),
+        )
     return postings, common
 
 
