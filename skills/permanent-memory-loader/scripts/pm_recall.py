@@ -7,11 +7,11 @@
 # references/recall.md explains the scoring and the threshold.
 # No `from __future__ import annotations`: it is an import too; annotations here are strings.
 STAMP = "[permanent-memory | trust:file]"  # pm_render.STAMP (a test keeps them equal)
-INDEX_FORMAT = 2
-# A posting's entry numbers and weights are packed as machine values (unsigned 16-bit, 32-bit
-# float), read back with memoryview.cast: unmarshalling tens of thousands of int and float
-# objects was most of a prompt's cost with 200 epics. MAX_ENTRIES in pm_recall_index fits.
-ENTRY_CODE, WEIGHT_CODE = "H", "f"
+INDEX_FORMAT = 3
+# A term's posting is one bytes object: its weight in each entry that has it (32-bit floats),
+# then those entries' numbers (unsigned 16-bit; MAX_ENTRIES in pm_recall_index fits), machine
+# values read back with memoryview.cast: unmarshalling tens of thousands of int and float
+# objects was most of a prompt's cost with 200 epics.
 # At most this much of a prompt is scored: a pasted log must not make the hook slow.
 PROMPT_PREFIX_CHARS = 2000
 PROMPT_BUDGET = 80  # tokens of one recall block, stamp included
@@ -42,8 +42,7 @@ if TYPE_CHECKING:
     class Index(TypedDict):
         format: int
         entries: list[Entry]
-        # term: the entries that have it and its weight in each, packed (ENTRY_CODE, WEIGHT_CODE)
-        postings: dict[str, tuple[bytes, bytes]]
+        postings: dict[str, bytes]  # term: its weights, then its entries (INDEX_FORMAT)
         ids: dict[str, tuple[int, ...]]  # an epic ID, case-folded: its entries
         unit: float  # the weight of one rare word matched once in a short entry's text
         stamp_tokens: int  # the stamp line's
@@ -85,18 +84,19 @@ def split_words(text: str) -> "list[str]":
     """The words of text, lower case: runs of letters and digits, split again at camelCase
     humps (`parseHTTPHeader` -> parse, http, header); every other character separates (so
     snake_case, kebab-case, paths and dotted names fall apart: `React.FC` -> react, fc)."""
-    words = []
-    start = -1
-    length = len(text)
-    for index in range(length + 1):
-        char = text[index] if index < length else " "
-        if char.isalnum():
-            if start < 0:
-                start = index
+    words: list[str] = []
+    for chunk in text.split():
+        if chunk.isalnum():  # most words of a prompt: no character to look at one by one
+            words.extend(split_humps(chunk))
             continue
-        if start >= 0:
-            words.extend(split_humps(text[start:index]))
-            start = -1
+        start = -1
+        for index, char in enumerate(chunk + " "):
+            if char.isalnum():
+                if start < 0:
+                    start = index
+            elif start >= 0:
+                words.extend(split_humps(chunk[start:index]))
+                start = -1
     return words
 
 
@@ -194,8 +194,10 @@ def score(
         posting = postings.get(term)
         if posting is None:
             continue
-        numbers, weights = posting
-        for entry, weight in zip(memoryview(numbers).cast("H"), memoryview(weights).cast("f")):
+        view = memoryview(posting)
+        count = len(posting) // 6
+        weights, numbers = view[: 4 * count].cast("f"), view[4 * count :].cast("H")
+        for entry, weight in zip(numbers, weights):
             scores[entry] = scores.get(entry, 0.0) + weight / unit
             matched.setdefault(entry, []).append(term)
     scores = with_epic_support(index, scores, matched)

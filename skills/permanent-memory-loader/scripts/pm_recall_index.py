@@ -164,7 +164,7 @@ def build_index(
 
 def weigh(
     fields: Sequence[dict[str, list[str]]], epics: Sequence[int]
-) -> tuple[dict[str, tuple[bytes, bytes]], tuple[str, ...]]:
+) -> tuple[dict[str, bytes], tuple[str, ...]]:
     """BM25F postings of words and adjacent pairs: for each term, the entries that have it and
     its weight in each; and the words left out as too common. `epics` numbers each entry's
     epic: a word of an epic's ID or intent, which every entry of the epic carries, counts once
@@ -203,10 +203,8 @@ def weigh(
         rarity = idf(units, len(holders[term]))
         numbers = sorted(per)
         weights = [rarity * per[n] / (K1 + per[n]) for n in numbers]
-        postings[term] = (
-            array.array(pm_recall.ENTRY_CODE, numbers).tobytes(),
-            array.array(pm_recall.WEIGHT_CODE, weights).tobytes(),
-        )
+        # The weights (4 bytes each) first, then the entry numbers (2 bytes each): both aligned.
+        postings[term] = array.array("f", weights).tobytes() + array.array("H", numbers).tobytes()
     return postings, common
 
 

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from pm_recall import Index
 
 INDEX_FORMAT = "pm-recall-1"
-INDEX_VERSION = 2  # pm_recall.INDEX_FORMAT (not imported: a cache miss checks it)
+INDEX_VERSION = 3  # pm_recall.INDEX_FORMAT (not imported: a cache miss checks it)
 SESSION_FORMAT = "pm-recall-session-1"
 ARCHIVE_DIR = "archive"
 # The archive read for recall: at most this many files (newest names first), each of at most
@@ -81,10 +81,8 @@ def index_slot(block_slot: str) -> str:
 
 def read_index(slot: str, key: str) -> "Index | None":
     """The index stored under key, or None when absent, stale, truncated or corrupt."""
-    try:
-        with open(slot, "rb") as handle:
-            entry = handle.read(MAX_INDEX_BYTES)
-    except OSError:
+    entry = read_small(slot, MAX_INDEX_BYTES)
+    if entry is None:
         return None
     header, _, body = entry.partition(b"\n")
     fields = header.split(b" ")
@@ -109,15 +107,40 @@ def shown_slot(slot: str) -> str:
 
 def read_shown(slot: str, key: str) -> "set[str] | None":
     """The keys of the entries the block shows, stored under key; None when absent or stale."""
+    data = read_small(shown_slot(slot), MAX_SESSION_BYTES)
     try:
-        with open(shown_slot(slot), "rb") as handle:
-            text = handle.read(MAX_SESSION_BYTES).decode("ascii")
-    except (OSError, UnicodeDecodeError):
+        text = "" if data is None else data.decode("ascii")
+    except UnicodeDecodeError:
         return None
     lines = text.split("\n")
     if lines[0] != f"{INDEX_FORMAT} {key}" or lines[-1] != "":
         return None  # another key, or cut short (the file ends with a newline)
     return set(lines[1:-1])
+
+
+def read_small(path: str, limit: int) -> "bytes | None":
+    """A cache file's bytes (None when absent, unreadable or over limit), read in one call of
+    its own size: a read asked for `limit` bytes would allocate that much first."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    try:
+        size = os.fstat(fd).st_size
+        if size > limit:
+            return None
+        chunks = []
+        while size > 0:
+            chunk = os.read(fd, size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size -= len(chunk)
+        return b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def store_index(slot: str, key: str, index: "Index", shown: "set[str]") -> None:
@@ -140,10 +163,10 @@ def session_record(session_file: str) -> str:
 
 def read_received(record: str) -> "tuple[int, set[str]]":
     """The recall tokens this session was sent and the keys of the entries it received."""
+    data = read_small(record, MAX_SESSION_BYTES)
     try:
-        with open(record, "rb") as handle:
-            text = handle.read(MAX_SESSION_BYTES).decode("ascii")
-    except (OSError, UnicodeDecodeError):
+        text = "" if data is None else data.decode("ascii")
+    except UnicodeDecodeError:
         return 0, set()
     lines = text.split("\n")
     head = lines[0].split(" ")
