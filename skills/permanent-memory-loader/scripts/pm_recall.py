@@ -179,10 +179,11 @@ def named_epics(index: "Index", prompt: str) -> "list[str]":
 
 
 def score(
-    index: "Index", prompt: str
+    index: "Index", prompt: str, explain: bool = True
 ) -> "tuple[dict[int, float], dict[int, list[str]], list[str]]":
     """Each entry's score for the prompt's bounded prefix (entries with none left out), the
-    terms and phrases each matched, and the prompt's distinct terms and phrases as scored."""
+    terms and phrases each matched (with explain; the hook does without), and the prompt's
+    distinct terms and phrases as scored."""
     text = prompt[:PROMPT_PREFIX_CHARS]
     found = terms(text)
     asked = list(dict.fromkeys(found + pairs(found)))
@@ -199,33 +200,38 @@ def score(
         weights, numbers = view[: 4 * count].cast("f"), view[4 * count :].cast("H")
         for entry, weight in zip(numbers, weights):
             scores[entry] = scores.get(entry, 0.0) + weight / unit
-            matched.setdefault(entry, []).append(term)
-    scores = with_epic_support(index, scores, matched)
+            if explain:
+                matched.setdefault(entry, []).append(term)
+    scores = with_epic_support(index, scores, matched if explain else None)
     for epic_id in named_epics(index, text):
         for entry in index["ids"][epic_id]:
             scores[entry] = scores.get(entry, 0.0) + ID_BONUS
-            matched.setdefault(entry, []).append(f"#{epic_id}")
+            if explain:
+                matched.setdefault(entry, []).append(f"#{epic_id}")
     return scores, matched, asked
 
 
 def with_epic_support(
-    index: "Index", scores: "dict[int, float]", matched: "dict[int, list[str]]"
+    index: "Index", scores: "dict[int, float]", matched: "dict[int, list[str]] | None"
 ) -> "dict[int, float]":
-    """Each entry's score plus EPIC_SHARE of its epic's EPIC_SUPPORT best other entries'."""
+    """Each entry's score plus EPIC_SHARE of the scores of its epic's two (EPIC_SUPPORT) best
+    other entries; with `matched`, each entry's list says how much."""
     entries = index["entries"]
     by_epic: dict[str, list[float]] = {}
     for entry, value in scores.items():
         by_epic.setdefault(entries[entry][1], []).append(value)
-    best = {
-        epic: sorted(values, reverse=True)[: EPIC_SUPPORT + 1] for epic, values in by_epic.items()
-    }
+    # Each epic's three best scores: an entry among the two best is supported by the other
+    # two of the three, any other entry by the two best.
+    best = {}
+    for epic, values in by_epic.items():
+        top = [*sorted(values, reverse=True)[:3], 0.0, 0.0]
+        best[epic] = (top[0], top[1], top[2])
     supported = {}
     for entry, value in scores.items():
-        others = list(best[entries[entry][1]])
-        if value in others:
-            others.remove(value)
-        support = EPIC_SHARE * sum(others[:EPIC_SUPPORT])
-        if support:
+        first, second, third = best[entries[entry][1]]
+        others = first + second + third - value if value >= second else first + second
+        support = EPIC_SHARE * others
+        if support and matched is not None:
             matched[entry].append(f"+{support:.2f} from the epic")
         supported[entry] = value + support
     return supported
@@ -252,10 +258,16 @@ def choose(
     received: "set[str]",
     prompt_budget: int,
     session_left: int,
+    explain: bool = True,
 ) -> "tuple[list[int], dict[int, str]]":
-    """The entries to add, in order, and why each other candidate was not added."""
+    """The entries to add, in order, and why each other candidate was not added (without
+    explain, only the candidates that clear the threshold are looked at)."""
     entries = index["entries"]
     limit = min(prompt_budget, session_left)
+    if not explain:
+        top = max(scores.values(), default=0.0)
+        cutoff = max(THRESHOLD, RELATIVE * top)
+        scores = {entry: value for entry, value in scores.items() if value >= cutoff}
     order = ranked(scores)
     best = scores[order[0]] if order else 0.0
     chosen: list[int] = []
@@ -305,8 +317,8 @@ def recall(
     tokens."""
     if prompt_budget <= 0 or session_left <= 0 or not index["entries"]:
         return "", [], 0
-    scores, _matched, _asked = score(index, prompt)
-    chosen, _why = choose(index, scores, received, prompt_budget, session_left)
+    scores, _matched, _asked = score(index, prompt, explain=False)
+    chosen, _why = choose(index, scores, received, prompt_budget, session_left, explain=False)
     if not chosen:
         return "", [], 0
     entries = index["entries"]
