@@ -179,6 +179,13 @@ def api() -> Iterator[Any]:
         yield server
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # The long campaigns (marked slow) first, the rest in file order: on two workers the
+    # campaigns are then spread early, instead of landing, one after the other, on whichever
+    # worker takes the last tests of the other's queue, while it waits with nothing left to do.
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+
 settings.register_profile(
     "ci", max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )

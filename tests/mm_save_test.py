@@ -94,6 +94,7 @@ def _check_snapshot(path: Path) -> dict[str, Any]:
     return {"meta": meta, "summary": summary, "steps": steps, "text": text}
 
 
+@pytest.mark.slow
 def test_sigkill_save_campaign(tmp_path: Path) -> None:
     memory = tmp_path / "memory"
     memory.mkdir()
@@ -388,6 +389,7 @@ def _steps(text: str) -> dict[str, str]:
     return out
 
 
+@pytest.mark.slow
 def test_eight_writers_fifty_saves_with_readers(tmp_path: Path) -> None:
     from support import front_matter, snapshot_files
 

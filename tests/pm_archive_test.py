@@ -389,6 +389,7 @@ def test_archive_plan_moves_the_oldest_and_loses_nothing(
         assert estimate(fewer) > max_tokens
 
 
+@pytest.mark.slow
 def test_archive_survives_sigkill_at_random_moments(tmp_path: Path) -> None:
     """Kill archive runs at random moments: every epic stays in the memory file or the archive
     (or both), and the memory file is always whole, the old one or the new one."""
@@ -610,6 +611,7 @@ def _memory_state(memdir: Path) -> tuple[dict[str, str], dict[str, str]]:
     return kept, archived
 
 
+@pytest.mark.slow
 def test_sigkill_archive_and_add_campaign(tmp_path: Path) -> None:
     env = clean_env(tmp_path)
     rng = random.Random(int(os.environ.get("HARDENING_SEED", "20260601")) + 1)
