@@ -191,35 +191,38 @@ def test_duplicate_ids_on_a_side_are_both_kept() -> None:
 
 V2_BASE = join(
     HEAD,
-    "## Epic: FEAT-7 \u2014 pagination\n"
+    "## Epic: FEAT-7 \u2014 invoice numbers\n"
     "<!-- af-memory:v2 epic=FEAT-7 confidence=0.80 items=2 -->\n"
-    "Keyset pagination.\n\n"
+    "A counter row per tenant.\n\n"
     "### Architectural decisions\n"
-    "- [decision] keyset over OFFSET (confidence: 0.90)\n\n"
+    "- [decision] one counter row per tenant (confidence: 0.90)\n\n"
     "### Gotchas discovered\n"
-    "- [gotcha] cursor must be URL-safe (confidence: 0.70)\n",
+    "- [gotcha] a rollback still uses up its number (confidence: 0.70)\n",
 )
 
 
 def test_v2_both_sides_add_entries_items_recounted_lower_confidence() -> None:
     ours = V2_BASE.replace("items=2", "items=3").replace(
-        "(confidence: 0.90)\n", "(confidence: 0.90)\n- [decision] opaque cursor (confidence: 0.8)\n"
+        "(confidence: 0.90)\n",
+        "(confidence: 0.90)\n- [decision] gaps allowed, reuse never (confidence: 0.8)\n",
     )
     theirs = (
         V2_BASE.replace("items=2", "items=3")
         .replace("confidence=0.80", "confidence=0.75")
         .replace(
-            "(confidence: 0.70)\n", "(confidence: 0.70)\n- [gotcha] no totals (confidence: 0.6)\n"
+            "(confidence: 0.70)\n",
+            "(confidence: 0.70)\n- [gotcha] month-end hot spot (confidence: 0.6)\n",
         )
     )
     merged = merge_permanent(V2_BASE, ours, theirs)
     assert merged.clashes == 0
-    assert "<!-- af-memory:v2 epic=FEAT-7 confidence=0.75 items=4 -->\nKeyset pagination.\n" in (
-        merged.text
+    assert (
+        "<!-- af-memory:v2 epic=FEAT-7 confidence=0.75 items=4 -->\nA counter row per tenant.\n"
+        in merged.text
     )
-    assert "opaque cursor" in merged.text and "no totals" in merged.text
+    assert "gaps allowed, reuse never" in merged.text and "month-end hot spot" in merged.text
     [parsed] = parse_permanent(merged.text)
-    assert (parsed.schema, parsed.summary) == (2, "Keyset pagination.")
+    assert (parsed.schema, parsed.summary) == (2, "A counter row per tenant.")
 
 
 def test_completed_changed_differently_clashes_inside_the_epic() -> None:
