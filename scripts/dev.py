@@ -29,10 +29,18 @@ DEMO = ROOT / "examples" / "demo-project"
 DEMO_PROJECT_NAME = "billing-api"
 LOADER = ROOT / "skills" / "permanent-memory-loader" / "scripts" / "permanent_memory.py"
 MANAGER = ROOT / "skills" / "ski-memory-manager" / "scripts" / "memory_manager.py"
-# Modules both skills use. A skill folder is installed alone (`npx skillmds add`, a plugin
-# install), so each one carries a committed copy of the canonical file in shared/.
+# Modules both skills use (each skill uses every one of them: the file layer, the hooks' input
+# and output, git set-up, the doctors' report, text cleaning). A skill folder is installed
+# alone (`npx skillmds add`, a plugin install), so each one carries a committed copy of the
+# canonical file in shared/.
 SHARED = ROOT / "shared"
-SHARED_MODULES = ("memory_io.py", "memory_text.py")
+SHARED_MODULES = (
+    "memory_io.py",
+    "hook_io.py",
+    "git_config.py",
+    "doctor_report.py",
+    "memory_text.py",
+)
 SHARED_COPY_DIRS = (LOADER.parent, MANAGER.parent)
 SHARED_HEADER = (
     "# Generated from shared/{name} by `python3 scripts/dev.py sync-shared`; edit that file.\n"

@@ -52,6 +52,21 @@ def memory_text(request: pytest.FixtureRequest) -> ModuleType:
     return skill_copy(request.param, "memory_text")
 
 
+@pytest.fixture(scope="session", params=sorted(SKILL_DIRS))
+def hook_io(request: pytest.FixtureRequest) -> ModuleType:
+    return skill_copy(request.param, "hook_io")
+
+
+@pytest.fixture(scope="session", params=sorted(SKILL_DIRS))
+def git_config(request: pytest.FixtureRequest) -> ModuleType:
+    return skill_copy(request.param, "git_config")
+
+
+@pytest.fixture(scope="session", params=sorted(SKILL_DIRS))
+def doctor_report(request: pytest.FixtureRequest) -> ModuleType:
+    return skill_copy(request.param, "doctor_report")
+
+
 @pytest.fixture(autouse=True, scope="session")
 def no_user_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """No test writes the user's cache folder: what would go to XDG_CACHE_HOME (a hook's cache

@@ -206,10 +206,9 @@ def test_sync_shared_writes_missing_and_stale_copies_and_check_names_them(
     copies = (skill_a, skill_b)
 
     assert dev.sync_shared(check=True, shared=shared, copy_dirs=copies) == 1
-    stale = [
-        f"{tmp_path}/b/memory_io.py",
-        f"{tmp_path}/a/memory_text.py",
-        f"{tmp_path}/b/memory_text.py",
+    assert dev.SHARED_MODULES[0] == "memory_io.py"
+    stale = [f"{tmp_path}/b/memory_io.py"] + [
+        f"{tmp_path}/{skill}/{name}" for name in dev.SHARED_MODULES[1:] for skill in "ab"
     ]
     assert capsys.readouterr() == (
         "",

@@ -5,13 +5,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-import memory_io
+import doctor_report
 import memory_manager
 import mm_doctor
 import pytest
 import yaml
 from conftest import MANAGER_DIR
-from memory_io import DoctorCheck
+from doctor_report import DoctorCheck
 from support import clean_env
 
 GOOD = (
@@ -36,14 +36,14 @@ def test_run_checks_on_a_healthy_memory_dir(tmp_path: Path) -> None:
     (tmp_path / "2026-05-01-10-00-p.md").write_text(GOOD, encoding="utf-8")
     (tmp_path / "2026-05-02-10-00-q.md").write_text(GOOD, encoding="utf-8")
     checks = mm_doctor.run_checks(tmp_path, (3, 11, 7))
-    assert memory_io.doctor_report(checks) == (
+    assert doctor_report.doctor_report(checks) == (
         "ok    python    Python 3.11.7\n"
         f"ok    pyyaml    PyYAML {yaml.__version__}\n"
         f"ok    locking   fcntl.flock on {tmp_path / '.ski-memory.lock'}\n"
         f"ok    memory-dir {tmp_path}\n"
         "ok    snapshots 2 snapshots parse (2 projects)\n"
     )
-    assert not memory_io.doctor_failed(checks)
+    assert not doctor_report.doctor_failed(checks)
 
 
 def test_run_checks_reports_what_to_fix(tmp_path: Path) -> None:
@@ -75,8 +75,8 @@ def test_run_checks_reports_what_to_fix(tmp_path: Path) -> None:
             "delete them when no save is running (they are never read)",
         ),
     ]
-    assert memory_io.doctor_failed(checks)
-    assert memory_io.doctor_report(checks[:1]) == (
+    assert doctor_report.doctor_failed(checks)
+    assert doctor_report.doctor_report(checks[:1]) == (
         "FAIL  python    Python 3.8.1 is too old -> install Python 3.9 or newer\n"
     )
 
@@ -92,7 +92,7 @@ def test_run_checks_without_a_memory_dir(tmp_path: Path) -> None:
             f"mkdir -p {missing} (save needs it; load-last works without)",
         ),
     ]
-    assert not memory_io.doctor_failed(checks)
+    assert not doctor_report.doctor_failed(checks)
 
 
 def test_many_snapshots_are_checked_newest_first_within_a_bound(

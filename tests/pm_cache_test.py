@@ -9,6 +9,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import hook_io
 import memory_io
 import pm_cache
 import pytest
@@ -59,7 +60,7 @@ def test_code_stamp_names_every_rendering_module() -> None:
         "pm_recall_store.py",
         "memory_text.py",
     }
-    stamp = memory_io.code_stamp(pm_cache.HERE, pm_cache.RENDER_MODULES)
+    stamp = hook_io.code_stamp(pm_cache.HERE, pm_cache.RENDER_MODULES)
     assert "-" not in stamp.split(",")  # every one of them exists
 
 

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import memory_io
+import doctor_report
 import pm_doctor
 import pytest
 from conftest import LOADER_DIR
@@ -235,13 +235,13 @@ def test_json(tmp_path: Path, env: dict[str, str]) -> None:
     data = json.loads(result.stdout)
     assert data["ok"] is True
     assert [c["name"] for c in data["checks"]][:4] == ["python", "tiktoken", "encoding", "cache"]
-    # the memory manager's doctor's record (memory_io.DoctorCheck): the same keys, same order
+    # the memory manager's doctor's record (doctor_report.DoctorCheck): the same keys, same order
     assert list(data["checks"][0]) == ["name", "status", "detail", "fix"]
 
 
 def test_old_python_is_a_failure() -> None:
     check = pm_doctor.check_python((3, 8, 18))
-    assert check == memory_io.DoctorCheck(
+    assert check == doctor_report.DoctorCheck(
         "python", "FAIL", "Python 3.8.18 is too old", "use Python 3.9 or newer"
     )
     assert pm_doctor.check_python((3, 9, 0)).status == "ok"

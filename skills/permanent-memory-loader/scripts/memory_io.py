@@ -1,9 +1,9 @@
 # Generated from shared/memory_io.py by `python3 scripts/dev.py sync-shared`; edit that file.
 # The file layer of memory: which paths a command may follow, reading a file only when it is a
-# regular file, an exclusive lock held across a read-modify-write, the atomic replacement of a
-# file (readers see the old file or the new one, never a part, even when the writer is killed),
-# and what the hooks share (their caches' folder, digests, code and file stamps; hook JSON in
-# and out).
+# regular file, an exclusive lock held across a read-modify-write, and the atomic replacement of
+# a file (readers see the old file or the new one, never a part, even when the writer is killed).
+# The hooks' streams, caches and JSON are in hook_io, git set-up in git_config, the doctors'
+# report in doctor_report.
 #
 # The trust boundary: a path the repository controls (`.claude/memory/...`, `memory/...`, the
 # lock file, `archive/`) never resolves outside the project root. A clone can hold symbolic
@@ -14,16 +14,14 @@
 # `npx skillmds add` copies only that folder); `python3 scripts/dev.py sync-shared` writes
 # the copies and `sync-shared --check` (run by the tests) fails when one differs.
 # Both skills' hooks import it (the loader's on every prompt), so it imports only what a bare
-# interpreter has loaded at start-up (os, stat) and _blake2 for the caches' digests: no
-# `from __future__`, no contextlib, fcntl only when locking.
+# interpreter has loaded at start-up (os, stat): no `from __future__`, no contextlib, fcntl
+# only when locking.
 import os
 import stat
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-    from pathlib import Path
-    from typing import TextIO, Union
+    from typing import Union
 
     PathArg = Union[str, "os.PathLike[str]"]
 
@@ -45,32 +43,6 @@ class MemoryIOError(Exception):
     def __init__(self, message: str, reason: str = "") -> None:
         super().__init__(message)
         self.reason = reason or message
-
-
-def stdout_refusal(exc: "BaseException | None" = None) -> "str | None":
-    """The one-line error when stdout refuses a command's results: it is closed (`>&-`), or exc
-    is its encoding failing on them (a cp1252 pipe, PYTHONIOENCODING=ascii, the C locale with
-    UTF-8 mode off). None when stdout is fine and exc (if any) is something else. Both skills'
-    command boundaries use it to tell that from a bug."""
-    import sys
-
-    stream = sys.stdout
-    if stream is None or getattr(stream, "closed", False):
-        return "cannot print the results: stdout is closed"
-    if isinstance(exc, UnicodeEncodeError):
-        import codecs
-
-        encoding = getattr(stream, "encoding", None) or "unknown"
-        try:
-            utf8 = codecs.lookup(encoding).name == "utf-8"
-        except LookupError:
-            utf8 = False
-        if not utf8:
-            return (
-                f"cannot print the results: stdout's encoding ({encoding}) cannot show them;"
-                " set PYTHONIOENCODING=utf-8"
-            )
-    return None
 
 
 class OutsideProject(OSError):
@@ -273,289 +245,3 @@ def fsync_dir(directory: "PathArg") -> None:
         pass
     finally:
         os.close(fd)
-
-
-# --- the hooks' caches (both skills' hooks, on their steady-state path) ------------------------
-
-try:
-    from _blake2 import blake2b
-except ImportError:  # an interpreter built without it
-    from hashlib import blake2b
-
-
-def digest(data: bytes) -> str:
-    """The hex digest the caches name and check their entries with (not a security boundary)."""
-    return blake2b(data, digest_size=16).hexdigest()
-
-
-def cache_dir(name: str, env: "Mapping[str, str] | None" = None) -> "str | None":
-    """Where a hook keeps the cache called `name`: the plugin's data folder, else the user's
-    cache folder; never the repository. None when neither is an absolute path."""
-    env = os.environ if env is None else env
-    data = env.get("CLAUDE_PLUGIN_DATA", "")
-    if os.path.isabs(data):
-        return os.path.join(data, name)
-    xdg = env.get("XDG_CACHE_HOME", "")
-    if os.path.isabs(xdg):
-        return os.path.join(xdg, "project-memory", name)
-    home = os.path.expanduser("~")
-    if not os.path.isabs(home):
-        return None
-    return os.path.join(home, ".cache", "project-memory", name)
-
-
-def code_stamp(folder: str, names: "tuple[str, ...]") -> str:
-    """The modification times of the modules whose code decides a cached text ("-" for one that
-    is missing): part of a cache key, so that changed code never serves an old entry."""
-    stamps = []
-    for name in names:
-        try:
-            stamps.append(str(os.stat(os.path.join(folder, name)).st_mtime_ns))
-        except OSError:
-            stamps.append("-")
-    return ",".join(stamps)
-
-
-def file_stamp(path: str) -> "list[int] | None":
-    """Size, modification time and inode of `path` (its link, not followed); None when absent."""
-    try:
-        status = os.lstat(path)
-    except OSError:
-        return None
-    return [status.st_size, status.st_mtime_ns, status.st_ino]
-
-
-def stderr_line(line: str) -> None:
-    """One diagnostic line on stderr; nothing when stderr is closed or refuses it: a diagnostic
-    must never become the failure (the exit code still says it)."""
-    import sys
-
-    if sys.stderr is None:  # closed
-        return
-    try:
-        sys.stderr.write(line + "\n")
-    except (OSError, ValueError):
-        pass
-
-
-def write_output(output: str) -> None:
-    """A hook's whole stdout, in one write of UTF-8 bytes (Claude Code reads UTF-8 whatever the
-    locale says); nothing when it is empty, and never an error when stdout is gone."""
-    if not output:
-        return
-    import sys
-
-    try:
-        stream = sys.stdout
-        stream.flush()
-        stream.buffer.write(output.encode("utf-8", "replace"))
-        stream.buffer.flush()
-    except (OSError, ValueError, AttributeError):  # closed, or no byte stream under it
-        pass
-
-
-# --- hook JSON, read and written without the json package ----------------------------------
-# `import json` (json.decoder, json.scanner, json.encoder, and `re` where nothing loaded it yet)
-# measured 3.3-7.7 ms with -X importtime, `_json` 0.4 ms: 5-11 % of `python3 -c pass`, most of a
-# hook's allowance. The package's own C scanner and encoder are used directly instead.
-
-
-class _ScanContext:
-    # What the json package's C scanner reads from its decoder (json.loads' defaults).
-    strict = True
-    object_hook = None
-    object_pairs_hook = None
-    parse_float = float
-    parse_int = int
-    parse_constant = float
-
-
-def scan_json(text: str) -> object:
-    """The JSON value that is all of `text`, which has no surrounding whitespace, as json.loads
-    reads it. Raises ValueError when it is not JSON, RecursionError when it nests too deep."""
-    try:
-        from _json import make_scanner
-    except ImportError:  # no C accelerator: the json package
-        from json import loads
-
-        return loads(text)
-    try:
-        value, end = make_scanner(_ScanContext)(text, 0)  # type: ignore[arg-type]
-    except (StopIteration, ValueError, SystemError):
-        # Not JSON. The scanner reports why through json.decoder's error class, and where that
-        # module is not loaded (Python 3.11) it fails with a SystemError instead: the package
-        # reads the text again and raises the error json.loads raises.
-        from json import loads
-
-        return loads(text)
-    if end != len(text):
-        raise ValueError("not JSON: more after the value")
-    return value
-
-
-def json_string(text: str) -> str:
-    """`text` as a JSON string, non-ASCII kept (json.dumps(text, ensure_ascii=False))."""
-    try:
-        from _json import encode_basestring
-    except ImportError:  # no C accelerator: the json package
-        from json import dumps
-
-        return dumps(text, ensure_ascii=False)
-    return str(encode_basestring(text))
-
-
-def hook_json(event: str, context: str, message: str = "") -> str:
-    """A hook's stdout: context for the model as hook JSON, and a line for the user
-    (`systemMessage`, shown by the client and never sent to the model) when message is set."""
-    shown = f', "systemMessage": {json_string(message)}' if message else ""
-    return (
-        f'{{"hookSpecificOutput": {{"hookEventName": {json_string(event)}, '
-        f'"additionalContext": {json_string(context)}}}{shown}}}\n'
-    )
-
-
-# --- git set-up (both skills' `git-setup`) -----------------------------------------------------
-
-GIT_TIMEOUT = 30
-ATTRIBUTES = ".gitattributes"
-MAX_ATTRIBUTES_BYTES = 1024 * 1024
-
-
-def _git(root: "PathArg", *args: str) -> "tuple[int, str]":
-    import shutil
-    import subprocess
-
-    git = shutil.which("git")
-    if git is None:
-        raise MemoryIOError("git not found on PATH")
-    try:
-        done = subprocess.run(
-            [git, "-C", os.fspath(root), *args],
-            capture_output=True,
-            text=True,
-            timeout=GIT_TIMEOUT,
-            check=False,
-            stdin=subprocess.DEVNULL,
-        )
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise MemoryIOError(f"cannot run git {args[0]}: {exc}") from None
-    return done.returncode, done.stdout.rstrip("\n")
-
-
-def git_root(directory: "PathArg") -> "Path":
-    """The top of the git work tree `directory` is in."""
-    from pathlib import Path
-
-    code, out = _git(directory, "rev-parse", "--show-toplevel")
-    if code != 0 or not out:
-        raise MemoryIOError(
-            f"{os.fspath(directory)} is not inside a git work tree (git init first)"
-        )
-    return Path(out)
-
-
-def add_attributes(root: "Path", comment: str, lines: "list[str]") -> "list[str]":
-    """Append to ROOT/.gitattributes those of `lines` it does not have yet (after the comment
-    line); return the lines added. A .gitattributes that is a link is refused, not followed:
-    the repository controls it, and a link could lead anywhere."""
-    path = root / ATTRIBUTES
-    if os.path.islink(path):
-        raise MemoryIOError(f"{path} is a symbolic link; git-setup does not write through it")
-    mode: int | None = None
-    data: bytes | None
-    try:
-        data, _ = read_regular(path, MAX_ATTRIBUTES_BYTES, follow=False)
-        mode = stat.S_IMODE(os.stat(path, follow_symlinks=False).st_mode)
-    except FileNotFoundError:
-        data = b""
-    except OSError as exc:
-        raise MemoryIOError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if data is None:
-        raise MemoryIOError(f"{path} is over {MAX_ATTRIBUTES_BYTES // 1024} KiB")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise MemoryIOError(f"{path} is not UTF-8 text") from None
-    present = {line.strip() for line in text.splitlines()}
-    missing = [line for line in lines if line not in present]
-    if missing:
-        if text and not text.endswith("\n"):
-            text += "\n"
-        if comment not in present:
-            text += ("\n" if text.strip() else "") + comment + "\n"
-        text += "".join(line + "\n" for line in missing)
-        atomic_write(path, text.encode("utf-8"), mode)
-    return missing
-
-
-def set_git_config(root: "PathArg", key: str, value: str) -> "str | None":
-    """Set `key` in the repository's own config (never the user's); return its previous value,
-    None when it was not set. Setting the value it already has writes nothing."""
-    code, old = _git(root, "config", "--local", "--get", key)
-    previous = old if code == 0 else None
-    if previous != value:
-        code, _ = _git(root, "config", "--local", key, value)
-        if code != 0:
-            raise MemoryIOError(f"git config --local {key} failed in {os.fspath(root)}")
-    return previous
-
-
-def set_merge_driver(root: "PathArg", driver: str, name: str, command: str, out: "TextIO") -> None:
-    """Define merge driver `driver` (its name and the command git runs) in the repository's own
-    config, writing one line to `out` per setting: set, already set, or updated."""
-    for key, value in ((f"merge.{driver}.name", name), (f"merge.{driver}.driver", command)):
-        previous = set_git_config(root, key, value)
-        if previous == value:
-            out.write(f"git config --local {key}: already set\n")
-        elif previous is None:
-            out.write(f"git config --local {key}: set\n")
-        else:
-            out.write(f"git config --local {key}: updated (it named another copy)\n")
-
-
-# --- doctor reports (both skills' `doctor`) ----------------------------------------------------
-
-
-class DoctorCheck:
-    """One line of a doctor's report: the thing checked, its status (ok, warn, FAIL or info),
-    what was found and, for a problem, what to do about it. A plain class rather than a
-    NamedTuple: the loader's per-prompt hook imports this module, and typing is not loaded."""
-
-    __slots__ = ("detail", "fix", "name", "status")
-
-    def __init__(self, name: str, status: str, detail: str, fix: str = "") -> None:
-        self.name = name
-        self.status = status
-        self.detail = detail
-        self.fix = fix
-
-    def _asdict(self) -> "dict[str, str]":
-        return {"name": self.name, "status": self.status, "detail": self.detail, "fix": self.fix}
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, DoctorCheck) and self._asdict() == other._asdict()
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
-
-    def __repr__(self) -> str:
-        fields = ", ".join(f"{key}={value!r}" for key, value in self._asdict().items())
-        return f"DoctorCheck({fields})"
-
-
-def doctor_failed(checks: "list[DoctorCheck]") -> bool:
-    return any(check.status == "FAIL" for check in checks)
-
-
-def doctor_report(checks: "list[DoctorCheck]", output_format: str = "text") -> str:
-    """The report both doctors print: one line per check (status, name, detail, `-> fix`), or
-    with output_format "json" {"ok": ..., "checks": [{name, status, detail, fix}, ...]}."""
-    if output_format == "json":
-        import json
-
-        report = {"ok": not doctor_failed(checks), "checks": [c._asdict() for c in checks]}
-        return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
-    lines = []
-    for check in checks:
-        line = f"{check.status:<4}  {check.name:<9} {check.detail}"
-        lines.append(f"{line} -> {check.fix}" if check.fix else line)
-    return "\n".join(lines) + "\n"

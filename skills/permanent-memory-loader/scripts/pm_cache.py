@@ -11,6 +11,7 @@ import os
 import sys
 import time
 
+import hook_io
 import memory_io
 
 __version__ = "0.1.0"  # the plugin's, part of every key (a test keeps it equal to pyproject's)
@@ -44,16 +45,16 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 def cache_dir() -> "str | None":
     """Where the hook keeps rendered blocks and per-session state; never the repository."""
-    return memory_io.cache_dir("permanent-memory")
+    return hook_io.cache_dir("permanent-memory")
 
 
 _STAMP: "list[str]" = []
 
 
 def code_stamp() -> str:
-    """memory_io.code_stamp of RENDER_MODULES, taken once per process."""
+    """hook_io.code_stamp of RENDER_MODULES, taken once per process."""
     if not _STAMP:
-        _STAMP.append(memory_io.code_stamp(HERE, RENDER_MODULES))
+        _STAMP.append(hook_io.code_stamp(HERE, RENDER_MODULES))
     return _STAMP[0]
 
 
@@ -63,7 +64,7 @@ def block_key(options: "tuple[int, int, int]", content: str, evidence: str = "")
     evidence (pm_evidence.evidence_key: which of the paths it names are there)."""
     today = time.strftime("%Y-%m-%d", time.gmtime())
     key = f"{__version__}|{code_stamp()}|{today}|{options}|{content}|{evidence}"
-    return memory_io.digest(key.encode())
+    return hook_io.digest(key.encode())
 
 
 def paths_slot(slot: str) -> str:
@@ -72,7 +73,7 @@ def paths_slot(slot: str) -> str:
 
 
 def paths_key(content: str) -> str:
-    return memory_io.digest(f"{PATHS_FORMAT}|{__version__}|{code_stamp()}|{content}".encode())
+    return hook_io.digest(f"{PATHS_FORMAT}|{__version__}|{code_stamp()}|{content}".encode())
 
 
 def read_paths(slot: str, content: str) -> "list[str] | None":
@@ -95,14 +96,14 @@ def block_slot(folder: str, path: str) -> str:
     """The entry for the memory file `path` read by this interpreter (which one decides the
     tokenizer available)."""
     where = os.fsencode(path) + b"\0" + os.fsencode(sys.executable or "")
-    return os.path.join(folder, "blocks", memory_io.digest(where) + ".txt")
+    return os.path.join(folder, "blocks", hook_io.digest(where) + ".txt")
 
 
 def cache_entry(key: str, text: str) -> bytes:
     """A cache file: a header naming the key, the body's length and its digest, then the body;
     a truncated or altered entry fails the check and is rendered again."""
     body = text.encode("utf-8")
-    return f"{CACHE_FORMAT} {key} {len(body)} {memory_io.digest(body)}\n".encode() + body
+    return f"{CACHE_FORMAT} {key} {len(body)} {hook_io.digest(body)}\n".encode() + body
 
 
 def read_cache_entry(path: str, key: str, limit: int = MAX_ENTRY_BYTES) -> "str | None":
@@ -116,7 +117,7 @@ def read_cache_entry(path: str, key: str, limit: int = MAX_ENTRY_BYTES) -> "str 
     fields = header.split(b" ")
     if len(fields) != 4 or fields[0] != CACHE_FORMAT.encode() or fields[1] != key.encode():
         return None
-    if fields[2] != str(len(body)).encode() or fields[3] != memory_io.digest(body).encode():
+    if fields[2] != str(len(body)).encode() or fields[3] != hook_io.digest(body).encode():
         return None
     try:
         return body.decode("utf-8")
@@ -146,13 +147,13 @@ def store_block(slot: str, key: str, block: str, status: str) -> None:
 def session_file(folder: str, session_id: str) -> str:
     safe = session_id.replace("-", "").replace("_", "")
     if not (safe.isascii() and safe.isalnum() and len(session_id) <= 100):
-        session_id = memory_io.digest(session_id.encode("utf-8", "surrogatepass"))
+        session_id = hook_io.digest(session_id.encode("utf-8", "surrogatepass"))
     return os.path.join(folder, "sessions", session_id)
 
 
 def sent_mark(block: str) -> str:
     """What a session's state file holds once it was sent block."""
-    return memory_io.digest(block.encode("utf-8"))
+    return hook_io.digest(block.encode("utf-8"))
 
 
 def was_sent(state: str, mark: str) -> bool:
@@ -198,4 +199,4 @@ def write_atomic(path: str, data: bytes) -> None:
 
 
 def note(message: str) -> None:
-    memory_io.stderr_line(f"permanent-memory hook: {message}")
+    hook_io.stderr_line(f"permanent-memory hook: {message}")

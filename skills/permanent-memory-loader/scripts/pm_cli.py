@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import hook_io
 import memory_io
 import pm_file
 from pm_errors import LoaderError
@@ -151,14 +152,14 @@ def emit_json(data: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
 
 
-say = memory_io.stderr_line
+say = hook_io.stderr_line
 
 
 def run(command: Callable[[], int]) -> int:
     """The command's exit code; a LoaderError or a file layer's error is its one line on stderr
     and exit 1, and so is stdout refusing the results (closed, or an encoding that cannot show
     them)."""
-    refused = memory_io.stdout_refusal()
+    refused = hook_io.stdout_refusal()
     if refused is not None:
         say(f"error: {refused}")
         return 1
@@ -168,7 +169,7 @@ def run(command: Callable[[], int]) -> int:
         say(f"error: {exc}")
         return 1
     except (UnicodeEncodeError, ValueError) as exc:  # closed while running, or cannot encode
-        refused = memory_io.stdout_refusal(exc)
+        refused = hook_io.stdout_refusal(exc)
         if refused is None:
             raise
         say(f"error: {refused}")

@@ -1,6 +1,6 @@
 # `permanent_memory.py doctor`: one line per thing the loader needs or uses, with what to do
 # about each failure. Exit 1 when something required is missing. The record and the report are
-# the memory manager's doctor's too (memory_io.DoctorCheck, memory_io.doctor_report).
+# the memory manager's doctor's too (doctor_report.DoctorCheck, doctor_report.doctor_report).
 from __future__ import annotations
 
 import argparse
@@ -10,12 +10,13 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
+import doctor_report
 import memory_io
 import pm_cache
 import pm_cli
 import pm_evidence
 import pm_file
-from memory_io import DoctorCheck
+from doctor_report import DoctorCheck
 from pm_cli import MEMORY_FILE
 from pm_load import summarise
 from pm_render import SKIP_TOKENS, Budget, safe_text
@@ -260,8 +261,8 @@ def checks(project: Path) -> list[DoctorCheck]:
 
 def report(project: Path, output_format: str) -> int:
     results = checks(project)
-    sys.stdout.write(memory_io.doctor_report(results, output_format))
-    return 1 if memory_io.doctor_failed(results) else 0
+    sys.stdout.write(doctor_report.doctor_report(results, output_format))
+    return 1 if doctor_report.doctor_failed(results) else 0
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-import memory_io
+import git_config
 import pm_cli
 from pm_archive_plan import ARCHIVE_DIR
 from pm_cli import MEMORY_FILE, PROG, project_dir
@@ -48,15 +48,15 @@ def attribute_lines(root: Path, project: Path) -> list[str]:
 
 def git_setup(args: argparse.Namespace) -> int:
     project = project_dir(args.project_dir)
-    root = memory_io.git_root(project)
+    root = git_config.git_root(project)
     lines = attribute_lines(root, project)
     out = sys.stdout
-    added = memory_io.add_attributes(root, COMMENT, lines)
+    added = git_config.add_attributes(root, COMMENT, lines)
     for line in lines:
         verb = "added" if line in added else "already has"
-        out.write(f"{memory_io.ATTRIBUTES}: {verb} {line}\n")
+        out.write(f"{git_config.ATTRIBUTES}: {verb} {line}\n")
     command = driver_command(sys.executable, SCRIPT)
-    memory_io.set_merge_driver(root, DRIVER, DRIVER_NAME, command, out)
+    git_config.set_merge_driver(root, DRIVER, DRIVER_NAME, command, out)
     return 0
 
 

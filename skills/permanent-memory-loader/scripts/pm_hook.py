@@ -4,9 +4,9 @@
 # per session as hook JSON, or stay silent. The cache key includes whether each path the file's
 # entries name is there (pm_evidence: one lstat a path, the paths cached beside the block), so a
 # deleted file shows at the next run. The steady state uses only modules a bare interpreter has
-# already loaded, plus this one, pm_cache, pm_evidence, pm_file, pm_recall*, memory_io, _json
-# and _blake2
-# (memory_io reads and writes hook JSON with _json: the json package would cost more). This
+# already loaded, plus this one, pm_cache, pm_evidence, pm_file, pm_recall*, memory_io (the
+# path rule and bounded reads), hook_io, _json and _blake2
+# (hook_io reads and writes hook JSON with _json: the json package would cost more). This
 # lives in a module rather than in permanent_memory.py because Python caches a module's bytecode
 # but compiles a script on every run; compiling this code was most of the hook's cost on a bare
 # interpreter.
@@ -14,7 +14,7 @@
 import os
 import sys
 
-import memory_io
+import hook_io
 import pm_cache
 import pm_evidence
 import pm_file
@@ -44,7 +44,7 @@ def hook() -> int:
         # tokenizer's panic is a BaseException, not an Exception)
         note(f"internal error, nothing emitted: {type(exc).__name__}: {exc}")
         return 0
-    memory_io.write_output(output)
+    hook_io.write_output(output)
     return 0
 
 
@@ -60,7 +60,7 @@ def hook_output() -> str:
         return ""
     event = payload.get("hook_event_name")
     if event in CONTEXT_EVENTS:
-        return memory_io.hook_json(str(event), block)
+        return hook_io.hook_json(str(event), block)
     return block  # no known event (a run by hand, an older client): the plain block
 
 
@@ -70,7 +70,7 @@ def parse_hook_json(raw: bytes) -> "dict[str, Any] | None":
         text = raw.decode("utf-8").strip()
         if not text:
             return {}
-        value = memory_io.scan_json(text)
+        value = hook_io.scan_json(text)
     except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
@@ -123,7 +123,7 @@ def hook_context(payload: "dict[str, Any]") -> "tuple[str, str]":
         int_option("STALE_DAYS", pm_limits.STALE_DAYS, pm_limits.MIN_STALE_DAYS),
     )
     each_turn = every_turn()
-    content = memory_io.digest(data) if data is not None else f"size {size}"
+    content = hook_io.digest(data) if data is not None else f"size {size}"
     folder = pm_cache.cache_dir()
     slot = pm_cache.block_slot(folder, path) if folder else ""
     paths = pm_cache.read_paths(slot, content) if slot else None

@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
-import memory_io
+import hook_io
 import memory_text
 import pm_recall
 from pm_parse import Epic, entry_items, parse_permanent
@@ -86,7 +86,7 @@ def redacted(epic: Epic, lines: Sequence[str]) -> Epic:
 
 def entry_key(label: str, text: str) -> str:
     """What a session remembers of an entry it received: its content, wherever it is kept."""
-    return memory_io.digest(f"{label}\0{text}".encode("utf-8", "surrogatepass"))[:16]
+    return hook_io.digest(f"{label}\0{text}".encode("utf-8", "surrogatepass"))[:16]
 
 
 def recall_line(item: Item, states: States = NO_STATES) -> str:

@@ -9,6 +9,7 @@ import marshal
 import os
 import sys
 
+import hook_io
 import memory_io
 import pm_file
 
@@ -51,10 +52,10 @@ def archive_files(memory_path: str, root: "str | None") -> "list[tuple[str, byte
         except (FileNotFoundError, IsADirectoryError):
             continue
         except OSError as exc:
-            memory_io.stderr_line(f"permanent-memory: cannot read {path}: {exc.strerror or exc}")
+            hook_io.stderr_line(f"permanent-memory: cannot read {path}: {exc.strerror or exc}")
             continue
         if data is None or total + size > MAX_ARCHIVE_BYTES:
-            memory_io.stderr_line(f"permanent-memory: {path} left out of recall: too large")
+            hook_io.stderr_line(f"permanent-memory: {path} left out of recall: too large")
             continue
         total += size
         found.append((ARCHIVE_DIR + "/" + name, data))
@@ -63,14 +64,14 @@ def archive_files(memory_path: str, root: "str | None") -> "list[tuple[str, byte
 
 def archive_digest(files: "list[tuple[str, bytes]]") -> str:
     """What the archive's content adds to the index's key."""
-    parts = [name + "\0" + memory_io.digest(data) for name, data in files]
-    return memory_io.digest("\0".join(parts).encode("utf-8", "surrogatepass"))
+    parts = [name + "\0" + hook_io.digest(data) for name, data in files]
+    return hook_io.digest("\0".join(parts).encode("utf-8", "surrogatepass"))
 
 
 def index_key(block_key: str, archive: str) -> str:
     """The index's key: the block's (code, day, options, the memory file), the archive's
     content and the interpreter's marshal format."""
-    return memory_io.digest(f"{block_key}|{archive}|{marshal.version}|{sys.version}".encode())
+    return hook_io.digest(f"{block_key}|{archive}|{marshal.version}|{sys.version}".encode())
 
 
 def index_slot(block_slot: str) -> str:
@@ -88,7 +89,7 @@ def read_index(slot: str, key: str) -> "Index | None":
     fields = header.split(b" ")
     if len(fields) != 4 or fields[0] != INDEX_FORMAT.encode() or fields[1] != key.encode():
         return None
-    if fields[2] != str(len(body)).encode() or fields[3] != memory_io.digest(body).encode():
+    if fields[2] != str(len(body)).encode() or fields[3] != hook_io.digest(body).encode():
         return None
     try:
         index = marshal.loads(body)
@@ -145,7 +146,7 @@ def read_small(path: str, limit: int) -> "bytes | None":
 
 def store_index(slot: str, key: str, index: "Index", shown: "set[str]") -> None:
     body = marshal.dumps(index)  # type: ignore[arg-type]  # a dict of builtin values
-    header = f"{INDEX_FORMAT} {key} {len(body)} {memory_io.digest(body)}\n".encode()
+    header = f"{INDEX_FORMAT} {key} {len(body)} {hook_io.digest(body)}\n".encode()
     listed = f"{INDEX_FORMAT} {key}\n" + "".join(k + "\n" for k in sorted(shown))
     try:
         os.makedirs(os.path.dirname(slot), mode=0o700, exist_ok=True)

@@ -9,6 +9,7 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+import hook_io
 import memory_io
 import memory_text
 import mm_snapshot
@@ -39,7 +40,7 @@ class MemoryDirRefused(CommandError):
 def say(line: str) -> None:
     """One diagnostic line on stderr, made safe to show to a model (stderr reaches it too):
     no control characters, no markup, no secret echoed back from a rejected value."""
-    memory_io.stderr_line(" ".join(memory_text.clean(line).split("\n")))
+    hook_io.stderr_line(" ".join(memory_text.clean(line).split("\n")))
 
 
 def print_json(value: object) -> None:
@@ -178,7 +179,7 @@ def run(command: Callable[[Any], int], args: Any, prints_results: bool = True) -
     """The error boundary: an expected failure is one stderr line (and its hint), exit 1; so is
     a stdout that cannot take the results (closed, or an encoding that cannot show them)."""
     if prints_results:
-        refused = memory_io.stdout_refusal()
+        refused = hook_io.stdout_refusal()
         if refused is not None:
             say(f"error: {refused}")
             return 1
@@ -191,7 +192,7 @@ def run(command: Callable[[Any], int], args: Any, prints_results: bool = True) -
             say(hint)
         return 1
     except (UnicodeEncodeError, ValueError) as exc:  # closed while running, or cannot encode
-        refused = memory_io.stdout_refusal(exc)
+        refused = hook_io.stdout_refusal(exc)
         if refused is None:
             raise
         say(f"error: {refused}")

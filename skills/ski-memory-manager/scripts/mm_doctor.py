@@ -9,12 +9,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import memory_io
+import doctor_report
 import mm_cli
 import mm_frontmatter
 import mm_snapshot
 import mm_store
-from memory_io import DoctorCheck
+from doctor_report import DoctorCheck
 
 MAX_PARSED = 1000  # newest snapshots parsed; enough to find trouble, bounded on huge dirs
 MAX_NAMED = 3
@@ -223,5 +223,5 @@ def doctor(args: argparse.Namespace) -> int:
         except mm_cli.MemoryDirRefused as exc:
             memory_dir, outside = exc.memory_dir, exc.real
     checks = run_checks(memory_dir, outside=outside)
-    sys.stdout.write(memory_io.doctor_report(checks, args.format))
-    return 1 if memory_io.doctor_failed(checks) else 0
+    sys.stdout.write(doctor_report.doctor_report(checks, args.format))
+    return 1 if doctor_report.doctor_failed(checks) else 0

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import git_config
 import memory_io
 import mm_cli
 import mm_merge
@@ -58,7 +59,7 @@ def _text_merge(base: str, ours: str, theirs: str) -> int | None:
         done = subprocess.run(
             [git, "merge-file", "-L", "ours", "-L", "base", "-L", "theirs", ours, base, theirs],
             capture_output=True,
-            timeout=memory_io.GIT_TIMEOUT,
+            timeout=git_config.GIT_TIMEOUT,
             check=False,
             stdin=subprocess.DEVNULL,
         )

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import memory_io
+import git_config
 import mm_cli
 from mm_errors import CommandError
 
@@ -55,7 +55,7 @@ def driver_command(python: str, script: Path) -> str:
 def git_setup(args: argparse.Namespace) -> int:
     memory_dir = mm_cli.memory_dir_from(args.memory_dir)
     start = memory_dir if memory_dir.is_dir() else mm_cli.project_dir(os.environ)
-    root = memory_io.git_root(start)
+    root = git_config.git_root(start)
     try:
         relative = memory_dir.resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
@@ -65,9 +65,9 @@ def git_setup(args: argparse.Namespace) -> int:
     if any(char.isspace() for char in relative):
         raise CommandError(f"{relative}: a path with spaces cannot be written in .gitattributes")
     line = f"{relative}/*.md merge={DRIVER}"
-    added = memory_io.add_attributes(root, COMMENT, [line])
+    added = git_config.add_attributes(root, COMMENT, [line])
     out = sys.stdout
-    out.write(f"{memory_io.ATTRIBUTES}: {'added' if added else 'already has'} {line}\n")
+    out.write(f"{git_config.ATTRIBUTES}: {'added' if added else 'already has'} {line}\n")
     command = driver_command(sys.executable, SCRIPT)
-    memory_io.set_merge_driver(root, DRIVER, DRIVER_NAME, command, out)
+    git_config.set_merge_driver(root, DRIVER, DRIVER_NAME, command, out)
     return 0

@@ -17,6 +17,7 @@ import os
 import sys
 import time
 
+import hook_io
 import memory_io
 
 # Neither typing nor the json package is imported at run time: the hook starts every session.
@@ -53,12 +54,12 @@ def say(line: str) -> None:
     """A diagnostic on stderr, cleaned like every other line the manager prints."""
     import memory_text
 
-    memory_io.stderr_line(" ".join(memory_text.clean(line).split("\n")))
+    hook_io.stderr_line(" ".join(memory_text.clean(line).split("\n")))
 
 
 def cache_dir(env: Mapping[str, str]) -> str | None:
     """Where the hook keeps resume blocks; never the repository (as the loader's cache)."""
-    return memory_io.cache_dir("session-memory", env)
+    return hook_io.cache_dir("session-memory", env)
 
 
 def cache_slot(payload: Mapping[str, Any], env: Mapping[str, str]) -> tuple[str, str]:
@@ -80,9 +81,9 @@ def cache_slot(payload: Mapping[str, Any], env: Mapping[str, str]) -> tuple[str,
             sys.executable or "",
         ]
     ).encode("utf-8", "surrogatepass")
-    stamp = memory_io.code_stamp(HERE, RENDER_MODULES)
-    key = memory_io.digest(f"{CACHE_FORMAT}|{stamp}|".encode() + inputs)
-    return os.path.join(folder, "resume", memory_io.digest(inputs) + ".json"), key
+    stamp = hook_io.code_stamp(HERE, RENDER_MODULES)
+    key = hook_io.digest(f"{CACHE_FORMAT}|{stamp}|".encode() + inputs)
+    return os.path.join(folder, "resume", hook_io.digest(inputs) + ".json"), key
 
 
 def listing_digest(memory_dir: str) -> str:
@@ -90,7 +91,7 @@ def listing_digest(memory_dir: str) -> str:
         names = os.listdir(memory_dir)
     except OSError:
         return "missing"
-    return memory_io.digest("\0".join(names).encode("utf-8", "surrogatepass"))
+    return hook_io.digest("\0".join(names).encode("utf-8", "surrogatepass"))
 
 
 def cached_resume(slot: str, key: str, now: float) -> tuple[str, str] | None:
@@ -98,7 +99,7 @@ def cached_resume(slot: str, key: str, now: float) -> tuple[str, str] | None:
     try:
         with open(slot, "rb") as handle:
             data = handle.read(MAX_ENTRY_BYTES)
-        entry: Any = memory_io.scan_json(data.decode("utf-8", "surrogatepass").strip(" \t\n\r"))
+        entry: Any = hook_io.scan_json(data.decode("utf-8", "surrogatepass").strip(" \t\n\r"))
         if entry["format"] != CACHE_FORMAT or entry["key"] != key:
             return None
         valid_until = entry["valid_until"]
@@ -108,7 +109,7 @@ def cached_resume(slot: str, key: str, now: float) -> tuple[str, str] | None:
         if listing_digest(memory_dir) != entry["names"]:
             return None
         for name, stamp in entry["files"]:
-            if memory_io.file_stamp(os.path.join(memory_dir, name)) != stamp:
+            if hook_io.file_stamp(os.path.join(memory_dir, name)) != stamp:
                 return None
         block, status = entry["block"], entry["status"]
     except (OSError, ValueError, KeyError, TypeError):
@@ -193,7 +194,7 @@ def session_start_output(
         return blocks
     parts = [status for block, status in (permanent, resume) if block and status]
     message = "project-memory: " + " \u00b7 ".join(parts) if show_status and parts else ""
-    return memory_io.hook_json(event, blocks, message)
+    return hook_io.hook_json(event, blocks, message)
 
 
 def read_payload() -> dict[str, Any]:
@@ -201,7 +202,7 @@ def read_payload() -> dict[str, Any]:
     raw = stdin.buffer.read(MAX_HOOK_STDIN) if hasattr(stdin, "buffer") else b""
     try:
         text = raw.decode("utf-8", "replace").strip(" \t\n\r")  # what json.loads skips
-        parsed = memory_io.scan_json(text) if raw.strip() else {}
+        parsed = hook_io.scan_json(text) if raw.strip() else {}
     except (ValueError, RecursionError):
         say("note: hook input is not JSON; using the environment and working directory")
         return {}
@@ -235,5 +236,5 @@ def hook() -> int:
     except BaseException as exc:  # the hook boundary: never break the session, whatever it is
         say(f"ski-memory-manager hook: {type(exc).__name__}: {exc}")
         return 0
-    memory_io.write_output(output)
+    hook_io.write_output(output)
     return 0

@@ -10,7 +10,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, NamedTuple
 
-import memory_io
+import hook_io
 import mm_cli
 import mm_render
 import mm_session
@@ -103,11 +103,11 @@ def resume_and_store(
     if names != "missing":
         groups = mm_store.projects(mm_cli.memory_dir_names(Path(memory_dir)))
         for group in groups.values():
-            before[group[0]] = memory_io.file_stamp(os.path.join(memory_dir, group[0]))
+            before[group[0]] = hook_io.file_stamp(os.path.join(memory_dir, group[0]))
     made = resume(payload, env, moment)
     if slot and made.memory_dir == memory_dir and made.complete:
         files = [
-            [name, before.get(name) or memory_io.file_stamp(os.path.join(memory_dir, name))]
+            [name, before.get(name) or hook_io.file_stamp(os.path.join(memory_dir, name))]
             for name in made.files
         ]
         changes = [mm_render.ago_changes_in((moment - t).total_seconds()) for t in made.touched]

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import time
 
+import hook_io
 import memory_io
 
 TYPE_CHECKING = False
@@ -60,9 +61,7 @@ class SessionStart:
 def starts_dir(env: Mapping[str, str]) -> str | None:
     """Where the records live: $XDG_CACHE_HOME/project-memory/session-memory/starts, else
     ~/.cache/project-memory/session-memory/starts; None without either."""
-    folder = memory_io.cache_dir(
-        "session-memory", {"XDG_CACHE_HOME": env.get("XDG_CACHE_HOME", "")}
-    )
+    folder = hook_io.cache_dir("session-memory", {"XDG_CACHE_HOME": env.get("XDG_CACHE_HOME", "")})
     return None if folder is None else os.path.join(folder, FOLDER)
 
 
@@ -74,7 +73,7 @@ def record_path(folder: str, session_id: str) -> str | None:
     plain = session_id.replace("-", "").replace("_", "")
     if plain.isascii() and plain.isalnum() and len(session_id) <= 100:
         return os.path.join(folder, session_id)
-    return os.path.join(folder, memory_io.digest(session_id.encode("utf-8", "surrogatepass")))
+    return os.path.join(folder, hook_io.digest(session_id.encode("utf-8", "surrogatepass")))
 
 
 def format_record(start: SessionStart) -> str | None:

@@ -1,0 +1,183 @@
+# Generated from shared/hook_io.py by `python3 scripts/dev.py sync-shared`; edit that file.
+# What both skills' hooks share on their steady-state path: the process's streams (one line on
+# stderr that can never fail, a hook's stdout in one UTF-8 write, and for the commands the words
+# for a stdout that refuses their results), the caches' folder, digests and code and file
+# stamps, and hook JSON read and written without the json package.
+#
+# Each skill carries a copy of this file (`python3 scripts/dev.py sync-shared` writes them; see
+# memory_io). The loader's hook imports it on every prompt, so it imports only what a bare
+# interpreter has loaded at start-up (os), _blake2 for the digests and _json for hook JSON: no
+# `from __future__`, sys and codecs only inside the functions that need them.
+import os
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+
+# --- the process's streams ----------------------------------------------------------------
+
+
+def stdout_refusal(exc: "BaseException | None" = None) -> "str | None":
+    """The one-line error when stdout refuses a command's results: it is closed (`>&-`), or exc
+    is its encoding failing on them (a cp1252 pipe, PYTHONIOENCODING=ascii, the C locale with
+    UTF-8 mode off). None when stdout is fine and exc (if any) is something else. Both skills'
+    command boundaries use it to tell that from a bug."""
+    import sys
+
+    stream = sys.stdout
+    if stream is None or getattr(stream, "closed", False):
+        return "cannot print the results: stdout is closed"
+    if isinstance(exc, UnicodeEncodeError):
+        import codecs
+
+        encoding = getattr(stream, "encoding", None) or "unknown"
+        try:
+            utf8 = codecs.lookup(encoding).name == "utf-8"
+        except LookupError:
+            utf8 = False
+        if not utf8:
+            return (
+                f"cannot print the results: stdout's encoding ({encoding}) cannot show them;"
+                " set PYTHONIOENCODING=utf-8"
+            )
+    return None
+
+
+def stderr_line(line: str) -> None:
+    """One diagnostic line on stderr; nothing when stderr is closed or refuses it: a diagnostic
+    must never become the failure (the exit code still says it)."""
+    import sys
+
+    if sys.stderr is None:  # closed
+        return
+    try:
+        sys.stderr.write(line + "\n")
+    except (OSError, ValueError):
+        pass
+
+
+def write_output(output: str) -> None:
+    """A hook's whole stdout, in one write of UTF-8 bytes (Claude Code reads UTF-8 whatever the
+    locale says); nothing when it is empty, and never an error when stdout is gone."""
+    if not output:
+        return
+    import sys
+
+    try:
+        stream = sys.stdout
+        stream.flush()
+        stream.buffer.write(output.encode("utf-8", "replace"))
+        stream.buffer.flush()
+    except (OSError, ValueError, AttributeError):  # closed, or no byte stream under it
+        pass
+
+
+# --- the hooks' caches (both skills' hooks, on their steady-state path) ------------------------
+
+try:
+    from _blake2 import blake2b
+except ImportError:  # an interpreter built without it
+    from hashlib import blake2b
+
+
+def digest(data: bytes) -> str:
+    """The hex digest the caches name and check their entries with (not a security boundary)."""
+    return blake2b(data, digest_size=16).hexdigest()
+
+
+def cache_dir(name: str, env: "Mapping[str, str] | None" = None) -> "str | None":
+    """Where a hook keeps the cache called `name`: the plugin's data folder, else the user's
+    cache folder; never the repository. None when neither is an absolute path."""
+    env = os.environ if env is None else env
+    data = env.get("CLAUDE_PLUGIN_DATA", "")
+    if os.path.isabs(data):
+        return os.path.join(data, name)
+    xdg = env.get("XDG_CACHE_HOME", "")
+    if os.path.isabs(xdg):
+        return os.path.join(xdg, "project-memory", name)
+    home = os.path.expanduser("~")
+    if not os.path.isabs(home):
+        return None
+    return os.path.join(home, ".cache", "project-memory", name)
+
+
+def code_stamp(folder: str, names: "tuple[str, ...]") -> str:
+    """The modification times of the modules whose code decides a cached text ("-" for one that
+    is missing): part of a cache key, so that changed code never serves an old entry."""
+    stamps = []
+    for name in names:
+        try:
+            stamps.append(str(os.stat(os.path.join(folder, name)).st_mtime_ns))
+        except OSError:
+            stamps.append("-")
+    return ",".join(stamps)
+
+
+def file_stamp(path: str) -> "list[int] | None":
+    """Size, modification time and inode of `path` (its link, not followed); None when absent."""
+    try:
+        status = os.lstat(path)
+    except OSError:
+        return None
+    return [status.st_size, status.st_mtime_ns, status.st_ino]
+
+
+# --- hook JSON, read and written without the json package ----------------------------------
+# `import json` (json.decoder, json.scanner, json.encoder, and `re` where nothing loaded it yet)
+# measured 3.3-7.7 ms with -X importtime, `_json` 0.4 ms: 5-11 % of `python3 -c pass`, most of a
+# hook's allowance. The package's own C scanner and encoder are used directly instead.
+
+
+class _ScanContext:
+    # What the json package's C scanner reads from its decoder (json.loads' defaults).
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = float
+
+
+def scan_json(text: str) -> object:
+    """The JSON value that is all of `text`, which has no surrounding whitespace, as json.loads
+    reads it. Raises ValueError when it is not JSON, RecursionError when it nests too deep."""
+    try:
+        from _json import make_scanner
+    except ImportError:  # no C accelerator: the json package
+        from json import loads
+
+        return loads(text)
+    try:
+        value, end = make_scanner(_ScanContext)(text, 0)  # type: ignore[arg-type]
+    except (StopIteration, ValueError, SystemError):
+        # Not JSON. The scanner reports why through json.decoder's error class, and where that
+        # module is not loaded (Python 3.11) it fails with a SystemError instead: the package
+        # reads the text again and raises the error json.loads raises.
+        from json import loads
+
+        return loads(text)
+    if end != len(text):
+        raise ValueError("not JSON: more after the value")
+    return value
+
+
+def json_string(text: str) -> str:
+    """`text` as a JSON string, non-ASCII kept (json.dumps(text, ensure_ascii=False))."""
+    try:
+        from _json import encode_basestring
+    except ImportError:  # no C accelerator: the json package
+        from json import dumps
+
+        return dumps(text, ensure_ascii=False)
+    return str(encode_basestring(text))
+
+
+def hook_json(event: str, context: str, message: str = "") -> str:
+    """A hook's stdout: context for the model as hook JSON, and a line for the user
+    (`systemMessage`, shown by the client and never sent to the model) when message is set."""
+    shown = f', "systemMessage": {json_string(message)}' if message else ""
+    return (
+        f'{{"hookSpecificOutput": {{"hookEventName": {json_string(event)}, '
+        f'"additionalContext": {json_string(context)}}}{shown}}}\n'
+    )
