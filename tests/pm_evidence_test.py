@@ -724,6 +724,18 @@ def test_a_git_that_fails_or_hangs_leaves_existence_only(repo: Repo, tmp_path: P
     assert f"checked against {broken}; git: git log failed: fatal: " in load.out
 
 
+def test_check_numbers_lines_as_the_parser_does_when_a_lone_cr_ends_a_line() -> None:
+    # Found by the property below: the parser reads a lone CR as a line end, so the checker
+    # must split the same normalised text or it indexes past the end of its lines.
+    import pm_findings
+
+    text = "## Epic: E-1 \u2014 intent src/a.py\n\r"
+    report = pm_findings.check_text(text, words, words, Budget(), states={"src/a.py": "gone"})
+    assert [(f.line, f.message) for f in report.findings if "src/a.py" in f.message] == [
+        (1, f"E-1: src/a.py is gone; {pm_findings.EVIDENCE_FIX}")
+    ]
+
+
 @given(memory_texts, states_strategy)
 def test_check_never_raises_with_evidence(text: str, states: dict[str, str]) -> None:
     import pm_findings

@@ -17,6 +17,7 @@ from pm_parse import (
     Epic,
     completed_value,
     entry_text,
+    normalise_text,
     parse_permanent,
     subsection_heading,
     subsection_label,
@@ -209,6 +210,9 @@ def check_text(
     """Findings for a normalised permanent_memory.md text. `count` sizes epics and the file;
     `line_count` and `line_budget` are what the loader cuts Epic lines with; `states` says
     which of the paths entries name are gone or moved (pm_load.check_evidence)."""
+    # The parser numbers lines of the normalised text (a lone CR ends a line too): split the
+    # same text, so a finding's line number is the parser's and never past the end.
+    text = normalise_text(text)
     lines = text.split("\n")
     epics = parse_permanent(text)
     findings: list[Finding] = []
