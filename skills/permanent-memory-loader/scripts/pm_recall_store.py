@@ -145,7 +145,11 @@ def read_small(path: str, limit: int) -> "bytes | None":
 
 
 def store_index(slot: str, key: str, index: "Index", shown: "set[str]") -> None:
-    body = marshal.dumps(index)  # type: ignore[arg-type]  # a dict of builtin values
+    """Cache the index (without each entry's full text: only `search` prints it, and it builds
+    its own) and the keys of the entries the block shows."""
+    cached = dict(index)
+    cached["entries"] = [(*entry[:7], "") for entry in index["entries"]]
+    body = marshal.dumps(cached)
     header = f"{INDEX_FORMAT} {key} {len(body)} {hook_io.digest(body)}\n".encode()
     listed = f"{INDEX_FORMAT} {key}\n" + "".join(k + "\n" for k in sorted(shown))
     try:
