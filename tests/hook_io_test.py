@@ -35,6 +35,40 @@ def test_the_caches_stamps(hook_io: ModuleType, tmp_path: Path) -> None:
     assert len(hook_io.digest(b"x")) == 32
 
 
+def test_a_sealed_entry_opens_only_whole_and_under_its_key(hook_io: ModuleType) -> None:
+    entry = hook_io.sealed("fmt-1", "k", b"body\nmore")
+    assert entry == b"fmt-1 k 9 " + hook_io.digest(b"body\nmore").encode() + b"\nbody\nmore"
+    assert hook_io.unsealed(entry, "fmt-1", "k") == b"body\nmore"
+    assert hook_io.unsealed(hook_io.sealed("fmt-1", "k", b""), "fmt-1", "k") == b""
+    for wrong in (
+        hook_io.unsealed(entry, "fmt-2", "k"),  # another format
+        hook_io.unsealed(entry, "fmt-1", "other"),  # another key
+        hook_io.unsealed(entry[:-1], "fmt-1", "k"),  # cut short
+        hook_io.unsealed(entry[:-1] + b"E", "fmt-1", "k"),  # altered
+        hook_io.unsealed(b"", "fmt-1", "k"),
+    ):
+        assert wrong is None
+
+
+def test_forget_older_removes_only_what_is_older(hook_io: ModuleType, tmp_path: Path) -> None:
+    old, new = tmp_path / "old", tmp_path / "new"
+    old.write_text("x")
+    new.write_text("y")
+    os.utime(old, (1000, 1000))
+    link = tmp_path / "link-to-new"
+    link.symlink_to(new)
+    os.utime(link, (1000, 1000), follow_symlinks=False)  # an old link to a new file
+    hook_io.forget_older(str(tmp_path), 2000)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["new"]
+    hook_io.forget_older(str(tmp_path / "missing"), 2000)  # no folder: nothing to do
+
+
+def test_refusal_of_raises_what_is_not_stdout_refusing(hook_io: ModuleType) -> None:
+    bug = ValueError("a bug")
+    with pytest.raises(ValueError, match="a bug"):
+        hook_io.refusal_of(bug)
+
+
 def test_hook_json_is_what_the_json_package_writes_and_reads(hook_io: ModuleType) -> None:
     import json
 

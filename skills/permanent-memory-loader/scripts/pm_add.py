@@ -260,10 +260,7 @@ def build_parser() -> argparse.ArgumentParser:
         "lowest-confidence items. Creates .claude/memory/ when missing. With --append, "
         "the items go into the epic already on file with that ID instead.",
     )
-    pm_cli.add_project_dir(parser)
-    pm_cli.add_file(parser, pm_cli.WRITE_FILE_HELP)
-    pm_cli.add_tokenizer(parser, "UTF-8 bytes / 4")
-    pm_cli.add_format(parser)
+    pm_cli.add_writing_options(parser)
     given = parser.add_mutually_exclusive_group(required=True)
     given.add_argument("--input", metavar="FILE", help="the JSON, or - for stdin")
     given.add_argument(
@@ -289,17 +286,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="2: the v2 form, with a marker line, the summary and typed entries (default); "
         "1: the v1 prose form",
     )
-    parser.add_argument(
-        "--now",
-        type=pm_cli.timestamp,
-        metavar="ISO8601",
-        help="the default Completed (default: now)",
-    )
+    pm_cli.add_now(parser, "the default Completed (default: now)")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = pm_cli.parse_args(build_parser(), sys.argv[1:] if argv is None else argv)
-    if args.file == "-":
-        pm_cli.usage_error("add: --file - is not possible, the command writes the file")
+    args = pm_cli.parse_writing_args(build_parser(), "add", argv)
     return pm_cli.run(lambda: add(args))

@@ -113,32 +113,22 @@ def build_parser() -> argparse.ArgumentParser:
         "Move the oldest epics (by Completed) to archive/YYYY-MM-DD.md beside the file, "
         "appending when it exists, until the file is within --max-tokens.",
     )
-    pm_cli.add_project_dir(parser)
-    pm_cli.add_file(parser, pm_cli.WRITE_FILE_HELP)
-    pm_cli.add_tokenizer(parser, "UTF-8 bytes / 4")
-    pm_cli.add_format(parser)
-    parser.add_argument(
+    pm_cli.add_writing_options(parser)
+    pm_cli.add_count(
+        parser,
         "--max-tokens",
-        type=pm_cli.positive(1),
-        default=SKIP_TOKENS,
-        metavar="N",
-        help=f"tokens the file may keep (default {SKIP_TOKENS}, where the loader stops "
-        "summarising it)",
+        1,
+        SKIP_TOKENS,
+        "tokens the file may keep",
+        "where the loader stops summarising it",
     )
     parser.add_argument(
         "--dry-run", action="store_true", help="list what would move; write nothing"
     )
-    parser.add_argument(
-        "--now",
-        type=pm_cli.timestamp,
-        metavar="ISO8601",
-        help="the archive file's date (default: today, UTC)",
-    )
+    pm_cli.add_now(parser, "the archive file's date (default: today, UTC)")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = pm_cli.parse_args(build_parser(), sys.argv[1:] if argv is None else argv)
-    if args.file == "-":
-        pm_cli.usage_error("archive: --file - is not possible, the command writes the file")
+    args = pm_cli.parse_writing_args(build_parser(), "archive", argv)
     return pm_cli.run(lambda: archive(args))

@@ -26,33 +26,19 @@ def add_block_options(parser: argparse.ArgumentParser) -> None:
     """The options of load and inspect: where the file is, the budget, the clock, the counter."""
     pm_cli.add_project_dir(parser)
     pm_cli.add_file(parser)
-    parser.add_argument(
-        "--target",
-        type=pm_cli.positive(pm_limits.MIN_TOKEN_TARGET),
-        default=pm_limits.TOKEN_TARGET,
-        metavar="N",
-        help=f"token target of the block (default {pm_limits.TOKEN_TARGET})",
-    )
-    parser.add_argument(
-        "--hard-cap",
-        type=pm_cli.positive(pm_limits.MIN_HARD_CAP),
-        default=pm_limits.HARD_CAP,
-        metavar="N",
-        help=f"tokens the block never exceeds (default {pm_limits.HARD_CAP})",
-    )
-    parser.add_argument(
-        "--stale-days",
-        type=pm_cli.positive(pm_limits.MIN_STALE_DAYS),
-        default=pm_limits.STALE_DAYS,
-        metavar="N",
-        help=f"epics completed more than N days ago are flagged (default {pm_limits.STALE_DAYS})",
-    )
-    parser.add_argument(
-        "--now",
-        type=pm_cli.timestamp,
-        metavar="ISO8601",
-        help="the time to judge staleness by (default: now, UTC)",
-    )
+    limits = pm_limits
+    for flag, minimum, default, what in (
+        ("--target", limits.MIN_TOKEN_TARGET, limits.TOKEN_TARGET, "token target of the block"),
+        ("--hard-cap", limits.MIN_HARD_CAP, limits.HARD_CAP, "tokens the block never exceeds"),
+        (
+            "--stale-days",
+            limits.MIN_STALE_DAYS,
+            limits.STALE_DAYS,
+            "epics completed more than N days ago are flagged",
+        ),
+    ):
+        pm_cli.add_count(parser, flag, minimum, default, what)
+    pm_cli.add_now(parser, "the time to judge staleness by (default: now, UTC)")
     pm_cli.add_tokenizer(parser, "the conservative byte estimate")
     pm_cli.add_format(parser)
 
@@ -121,8 +107,11 @@ class LoadedSummary(NamedTuple):
 
 def load_summary(args: argparse.Namespace) -> LoadedSummary | None:
     found = read_memory(args.file, args.project_dir)
-    if found is None:
-        return None
+    return None if found is None else summary_of(found, args)
+
+
+def summary_of(found: MemoryBytes, args: argparse.Namespace) -> LoadedSummary:
+    """The summary of the file read, with the budget, clock and counter of add_block_options."""
     tokenizer = Tokenizer(allow_exact=args.tokenizer == "auto")
     now = args.now or datetime.now(timezone.utc)
     budget = Budget(target=args.target, hard_cap=args.hard_cap, stale_days=args.stale_days)

@@ -102,8 +102,7 @@ def block_slot(folder: str, path: str) -> str:
 def cache_entry(key: str, text: str) -> bytes:
     """A cache file: a header naming the key, the body's length and its digest, then the body;
     a truncated or altered entry fails the check and is rendered again."""
-    body = text.encode("utf-8")
-    return f"{CACHE_FORMAT} {key} {len(body)} {hook_io.digest(body)}\n".encode() + body
+    return hook_io.sealed(CACHE_FORMAT, key, text.encode("utf-8"))
 
 
 def read_cache_entry(path: str, key: str, limit: int = MAX_ENTRY_BYTES) -> "str | None":
@@ -113,11 +112,8 @@ def read_cache_entry(path: str, key: str, limit: int = MAX_ENTRY_BYTES) -> "str 
             entry = handle.read(limit)
     except OSError:
         return None
-    header, _, body = entry.partition(b"\n")
-    fields = header.split(b" ")
-    if len(fields) != 4 or fields[0] != CACHE_FORMAT.encode() or fields[1] != key.encode():
-        return None
-    if fields[2] != str(len(body)).encode() or fields[3] != hook_io.digest(body).encode():
+    body = hook_io.unsealed(entry, CACHE_FORMAT, key)
+    if body is None:
         return None
     try:
         return body.decode("utf-8")
@@ -173,18 +169,7 @@ def record_sent(state: str, mark: str) -> None:
 
 def prune_sessions(folder: str, max_age_days: int = SESSION_STATE_DAYS) -> None:
     """Forget per-session state untouched for max_age_days (the hook's own files only)."""
-    cutoff = time.time() - max_age_days * 86400
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return
-    for name in names:
-        path = os.path.join(folder, name)
-        try:
-            if os.stat(path).st_mtime < cutoff:
-                os.unlink(path)
-        except OSError:
-            continue
+    hook_io.forget_older(folder, time.time() - max_age_days * 86400)
 
 
 def write_atomic(path: str, data: bytes) -> None:

@@ -150,13 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "files", nargs="*", metavar="FILE", help="files to check (pre-commit passes them)"
     )
-    parser.add_argument(
-        "--max-tokens",
-        type=pm_cli.positive(1),
-        default=SKIP_TOKENS,
-        metavar="N",
-        help=f"the file's ceiling (default {SKIP_TOKENS})",
-    )
+    pm_cli.add_count(parser, "--max-tokens", 1, SKIP_TOKENS, "the file's ceiling")
     return parser
 
 

@@ -102,6 +102,48 @@ def add_tokenizer(parser: argparse.ArgumentParser, estimate_help: str) -> None:
     )
 
 
+def add_count(
+    parser: argparse.ArgumentParser,
+    flag: str,
+    minimum: int,
+    default: int,
+    what: str,
+    more: str = "",
+) -> None:
+    """An option taking a whole number N of at least `minimum`, its help `what (default D)`,
+    or `what (default D, more)`."""
+    parser.add_argument(
+        flag,
+        type=positive(minimum),
+        default=default,
+        metavar="N",
+        help=f"{what} (default {default}{', ' if more else ''}{more})",
+    )
+
+
+def add_now(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument("--now", type=timestamp, metavar="ISO8601", help=what)
+
+
+def parse_writing_args(
+    parser: argparse.ArgumentParser, command: str, argv: Sequence[str] | None
+) -> argparse.Namespace:
+    """A writing command's arguments (sys.argv's when argv is None): --file - is refused, since
+    the command writes the file."""
+    args = parse_args(parser, sys.argv[1:] if argv is None else argv)
+    if args.file == "-":
+        usage_error(f"{command}: --file - is not possible, the command writes the file")
+    return args
+
+
+def add_writing_options(parser: argparse.ArgumentParser) -> None:
+    """The options add and archive share: where the file is, how tokens are counted, --format."""
+    add_project_dir(parser)
+    add_file(parser, WRITE_FILE_HELP)
+    add_tokenizer(parser, "UTF-8 bytes / 4")
+    add_format(parser)
+
+
 def add_format(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=("text", "json"), default="text")
 
@@ -169,10 +211,7 @@ def run(command: Callable[[], int]) -> int:
         say(f"error: {exc}")
         return 1
     except (UnicodeEncodeError, ValueError) as exc:  # closed while running, or cannot encode
-        refused = hook_io.stdout_refusal(exc)
-        if refused is None:
-            raise
-        say(f"error: {refused}")
+        say(f"error: {hook_io.refusal_of(exc)}")
         return 1
 
 

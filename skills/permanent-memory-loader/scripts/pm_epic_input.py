@@ -7,6 +7,8 @@
 # The loader must read back exactly what is written, so every text is first brought to the
 # form pm_parse reads it as (one line; a leading `[word]` is an entry type to it, a trailing
 # `(confidence: N)` a confidence), and the laid-out epic is parsed again before it is used.
+# (_kind has the shape of the manager's mm_snapshot.json_type, with the words of add's messages;
+# the skills share no code but shared/.)
 from __future__ import annotations
 
 import re

@@ -85,11 +85,8 @@ def read_index(slot: str, key: str) -> "Index | None":
     entry = read_small(slot, MAX_INDEX_BYTES)
     if entry is None:
         return None
-    header, _, body = entry.partition(b"\n")
-    fields = header.split(b" ")
-    if len(fields) != 4 or fields[0] != INDEX_FORMAT.encode() or fields[1] != key.encode():
-        return None
-    if fields[2] != str(len(body)).encode() or fields[3] != hook_io.digest(body).encode():
+    body = hook_io.unsealed(entry, INDEX_FORMAT, key)
+    if body is None:
         return None
     try:
         index = marshal.loads(body)
@@ -149,12 +146,11 @@ def store_index(slot: str, key: str, index: "Index", shown: "set[str]") -> None:
     its own) and the keys of the entries the block shows."""
     cached = dict(index)
     cached["entries"] = [(*entry[:7], "") for entry in index["entries"]]
-    body = marshal.dumps(cached)
-    header = f"{INDEX_FORMAT} {key} {len(body)} {hook_io.digest(body)}\n".encode()
+    sealed = hook_io.sealed(INDEX_FORMAT, key, marshal.dumps(cached))
     listed = f"{INDEX_FORMAT} {key}\n" + "".join(k + "\n" for k in sorted(shown))
     try:
         os.makedirs(os.path.dirname(slot), mode=0o700, exist_ok=True)
-        memory_io.atomic_write(slot, header + body, durable=False)
+        memory_io.atomic_write(slot, sealed, durable=False)
         memory_io.atomic_write(shown_slot(slot), listed.encode("ascii"), durable=False)
     except (OSError, memory_io.MemoryIOError):
         # Not said: the block's entry in the same folder says it (pm_cache.store_block), and

@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
 import memory_text
@@ -15,12 +14,11 @@ import pm_cli
 import pm_evidence
 import pm_recall
 import pm_recall_store
-from pm_block import LoadedSummary, add_block_options, read_memory
+from pm_block import LoadedSummary, add_block_options, read_memory, summary_of
 from pm_cli import MEMORY_FILE, plural, project_dir
-from pm_load import decode, summarise
+from pm_load import decode
 from pm_recall_index import MEMORY_SOURCE, index_files
-from pm_render import NO_STATES, Budget, States, safe_text
-from pm_tokens import Tokenizer
+from pm_render import NO_STATES, States, safe_text
 
 HELP = "the entries that match some words, from every epic and the archive"
 DEFAULT_LIMIT = 10
@@ -39,14 +37,8 @@ def project_index(args: argparse.Namespace) -> ProjectIndex | None:
     found = read_memory(args.file, args.project_dir)
     if found is None:
         return None
-    tokenizer = Tokenizer(allow_exact=args.tokenizer == "auto")
-    now = args.now or datetime.now(timezone.utc)
-    budget = Budget(target=args.target, hard_cap=args.hard_cap, stale_days=args.stale_days)
-    checked = pm_cli.evidence_root(args.file, args.project_dir)  # the paths entries name
-    summary = summarise(
-        found.data, found.size, budget, tokenizer, now, None if checked is None else str(checked)
-    )
-    loaded = LoadedSummary(summary, tokenizer, found.path, now)
+    loaded = summary_of(found, args)
+    summary, tokenizer = loaded.summary, loaded.tokenizer
     # The archive of a file the user named is beside it, wherever that is (a path the user
     # sets); the project's own must not lead outside the project.
     root = None if args.file else str(project_dir(args.project_dir))
@@ -132,20 +124,12 @@ def result_json(entry: pm_recall.Entry, score: float, matched: list[str]) -> dic
 
 
 def add_recall_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--prompt-tokens",
-        type=pm_cli.positive(pm_recall.MIN_BUDGET),
-        default=pm_recall.PROMPT_BUDGET,
-        metavar="N",
-        help=f"tokens recall may add to one prompt (default {pm_recall.PROMPT_BUDGET})",
-    )
-    parser.add_argument(
-        "--session-tokens",
-        type=pm_cli.positive(pm_recall.MIN_BUDGET),
-        default=pm_recall.SESSION_BUDGET,
-        metavar="N",
-        help=f"tokens recall may add to one session (default {pm_recall.SESSION_BUDGET})",
-    )
+    minimum = pm_recall.MIN_BUDGET
+    for flag, default, what in (
+        ("--prompt-tokens", pm_recall.PROMPT_BUDGET, "tokens recall may add to one prompt"),
+        ("--session-tokens", pm_recall.SESSION_BUDGET, "tokens recall may add to one session"),
+    ):
+        pm_cli.add_count(parser, flag, minimum, default, what)
 
 
 def inspect_prompt(args: argparse.Namespace) -> int:
@@ -241,13 +225,7 @@ def build_parser() -> argparse.ArgumentParser:
         "match WORDS, ranked as prompt-time recall ranks them, stamped and cleaned.",
     )
     parser.add_argument("words", nargs="+", metavar="WORDS", help="what to look for")
-    parser.add_argument(
-        "--limit",
-        type=pm_cli.positive(1),
-        default=DEFAULT_LIMIT,
-        metavar="N",
-        help=f"entries to print at most (default {DEFAULT_LIMIT})",
-    )
+    pm_cli.add_count(parser, "--limit", 1, DEFAULT_LIMIT, "entries to print at most")
     add_block_options(parser)
     return parser
 

@@ -1,8 +1,9 @@
 # Generated from shared/hook_io.py by `python3 scripts/dev.py sync-shared`; edit that file.
 # What both skills' hooks share on their steady-state path: the process's streams (one line on
 # stderr that can never fail, a hook's stdout in one UTF-8 write, and for the commands the words
-# for a stdout that refuses their results), the caches' folder, digests and code and file
-# stamps, and hook JSON read and written without the json package.
+# for a stdout that refuses their results), the caches' folder, their digest-checked entries,
+# code and file stamps and the forgetting of old files, and hook JSON read and written without
+# the json package.
 #
 # Each skill carries a copy of this file (`python3 scripts/dev.py sync-shared` writes them; see
 # memory_io). The loader's hook imports it on every prompt, so it imports only what a bare
@@ -42,6 +43,15 @@ def stdout_refusal(exc: "BaseException | None" = None) -> "str | None":
                 " set PYTHONIOENCODING=utf-8"
             )
     return None
+
+
+def refusal_of(exc: BaseException) -> str:
+    """stdout_refusal(exc) for an error met while printing results; exc raised again when it is
+    not stdout refusing them (a bug, which must show as one)."""
+    refused = stdout_refusal(exc)
+    if refused is None:
+        raise exc
+    return refused
 
 
 def stderr_line(line: str) -> None:
@@ -84,6 +94,40 @@ except ImportError:  # an interpreter built without it
 def digest(data: bytes) -> str:
     """The hex digest the caches name and check their entries with (not a security boundary)."""
     return blake2b(data, digest_size=16).hexdigest()
+
+
+def sealed(form: str, key: str, body: bytes) -> bytes:
+    """A cache file: a header naming its format, the key, the body's length and its digest, then
+    the body; a truncated or altered entry fails unsealed's check and is made again."""
+    return f"{form} {key} {len(body)} {digest(body)}\n".encode() + body
+
+
+def unsealed(entry: bytes, form: str, key: str) -> "bytes | None":
+    """The body of a sealed entry of this format and key; None when it is another's, truncated
+    or altered."""
+    header, _, body = entry.partition(b"\n")
+    fields = header.split(b" ")
+    if len(fields) != 4 or fields[0] != form.encode() or fields[1] != key.encode():
+        return None
+    if fields[2] != str(len(body)).encode() or fields[3] != digest(body).encode():
+        return None
+    return body
+
+
+def forget_older(folder: str, cutoff: float) -> None:
+    """Remove the files of a cache folder last modified before cutoff (seconds since the epoch),
+    each judged by itself (a link is never followed); what cannot be removed stays."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        path = os.path.join(folder, name)
+        try:
+            if os.lstat(path).st_mtime < cutoff:
+                os.unlink(path)
+        except OSError:
+            continue
 
 
 def cache_dir(name: str, env: "Mapping[str, str] | None" = None) -> "str | None":

@@ -159,6 +159,20 @@ def shared_options(output_format: bool = True) -> list[argparse.ArgumentParser]:
     return parents
 
 
+def add_command(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    summary: str,
+    description: str,
+    output_format: bool = True,
+) -> argparse.ArgumentParser:
+    """The parser of a command that reads the memory directory (shared_options its parents):
+    `summary` is its line in --help, `description` its own --help's."""
+    return commands.add_parser(
+        name, parents=shared_options(output_format), help=summary, description=description
+    )
+
+
 def add_now_option(parser: argparse.ArgumentParser, help: str) -> None:
     parser.add_argument("--now", metavar="ISO8601", help=help)
 
@@ -192,8 +206,5 @@ def run(command: Callable[[Any], int], args: Any, prints_results: bool = True) -
             say(hint)
         return 1
     except (UnicodeEncodeError, ValueError) as exc:  # closed while running, or cannot encode
-        refused = hook_io.stdout_refusal(exc)
-        if refused is None:
-            raise
-        say(f"error: {refused}")
+        say(f"error: {hook_io.refusal_of(exc)}")
         return 1

@@ -197,16 +197,14 @@ def run_checks(
 
 
 HELP = "check Python, PyYAML, file locking and the memory directory"
+DESCRIPTION = (
+    "Check Python, PyYAML, file locking and this project's memory directory; "
+    "exit 1 if something required is missing or a snapshot holds a merge conflict."
+)
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    commands.add_parser(
-        "doctor",
-        parents=mm_cli.shared_options(),
-        help=HELP,
-        description="Check Python, PyYAML, file locking and this project's memory directory; "
-        "exit 1 if something required is missing or a snapshot holds a merge conflict.",
-    )
+    mm_cli.add_command(commands, "doctor", HELP, DESCRIPTION)
 
 
 def main(argv: Sequence[str]) -> int:

@@ -23,17 +23,15 @@ SCRIPT = Path(__file__).resolve().parent / "memory_manager.py"
 
 
 HELP = "make git merge session snapshots with this script"
+DESCRIPTION = (
+    "Add a merge=ski-memory line for the memory directory's *.md to the "
+    "repository's .gitattributes and define the driver in its own git config, with "
+    "absolute paths to this interpreter and script. Safe to run again."
+)
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    commands.add_parser(
-        "git-setup",
-        parents=mm_cli.shared_options(output_format=False),
-        help=HELP,
-        description="Add a merge=ski-memory line for the memory directory's *.md to the "
-        "repository's .gitattributes and define the driver in its own git config, with "
-        "absolute paths to this interpreter and script. Safe to run again.",
-    )
+    mm_cli.add_command(commands, "git-setup", HELP, DESCRIPTION, output_format=False)
 
 
 def main(argv: Sequence[str]) -> int:

@@ -1,14 +1,31 @@
 # save's fields as the caller gives them: --input, a JSON object (for programs), or --yaml, a
 # block YAML mapping of the same fields (for a model on a quoted heredoc), from a file or stdin.
 # Only their syntax is checked here; mm_update validates the fields.
+#
+# parse_yaml_fields catches PyYAML's errors in the order mm_frontmatter.loads does,
+# and its handlers have the same shape, but each says its own thing: a line and column of the
+# input here, a line of the snapshot file there (counting its opening `---`).
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import mm_frontmatter
 from mm_errors import CommandError
+
+if TYPE_CHECKING:
+    import argparse
+
+
+def add_input_options(parser: argparse.ArgumentParser) -> None:
+    """--input and --yaml, the two ways to give the fields (read_fields reads them)."""
+    parser.add_argument("--input", metavar="FILE", help="JSON object of fields; - for stdin")
+    parser.add_argument(
+        "--yaml",
+        metavar="FILE",
+        help="the same fields as a block YAML mapping; - for stdin (a quoted heredoc)",
+    )
 
 
 def _read_source(flag: str, source: str) -> str:

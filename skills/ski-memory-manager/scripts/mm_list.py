@@ -17,16 +17,14 @@ if TYPE_CHECKING:
 
 
 HELP = "list projects, or one project's sessions"
+DESCRIPTION = (
+    "One line per project (newest session), or with --project-name one line "
+    "per session of that project, newest first."
+)
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    listing = commands.add_parser(
-        "list",
-        parents=mm_cli.shared_options(),
-        help=HELP,
-        description="One line per project (newest session), or with --project-name one line "
-        "per session of that project, newest first.",
-    )
+    listing = mm_cli.add_command(commands, "list", HELP, DESCRIPTION)
     listing.add_argument("--project-name", metavar="P")
     mm_cli.add_now_option(listing, "the time 'last touched' counts from")
 

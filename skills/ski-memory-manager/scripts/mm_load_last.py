@@ -1,5 +1,7 @@
 # `load-last`: print the newest readable snapshot of a project, stamped, with a resume line.
 # Unreadable snapshots are skipped with a warning; no snapshot at all is not an error.
+# Declared as mm_list is (the same shape of module, the same --project-name and --now): two
+# commands that read snapshots by project, each in its own module.
 from __future__ import annotations
 
 import sys
@@ -18,16 +20,14 @@ if TYPE_CHECKING:
 
 
 HELP = "print a project's newest snapshot, stamped, with a resume line"
+DESCRIPTION = (
+    "Print the newest snapshot of the project, stamped, with a resume line. "
+    "Unreadable snapshots are skipped with a warning."
+)
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    load = commands.add_parser(
-        "load-last",
-        parents=mm_cli.shared_options(),
-        help=HELP,
-        description="Print the newest snapshot of the project, stamped, with a resume line. "
-        "Unreadable snapshots are skipped with a warning.",
-    )
+    load = mm_cli.add_command(commands, "load-last", HELP, DESCRIPTION)
     load.add_argument("--project-name", metavar="P", required=True)
     mm_cli.add_now_option(load, "the time 'last touched' counts from")
 

@@ -23,23 +23,21 @@ if TYPE_CHECKING:
     import argparse
 
 HELP = "save where this session stands, paused, without a workflow"
+DESCRIPTION = (
+    "Save (or update) this session's snapshot with mode express and status "
+    "paused, from --yaml or --input fields (active_state required: what is done, what is "
+    "next, open questions). The project name defaults to the project folder's name made "
+    "valid; the session timestamp is the session's start as the SessionStart hook recorded "
+    "it for --session-id (recorded now when it did not), so every pause of a session "
+    "updates one file. Creates the memory directory when missing. Prints the path written."
+)
 FIXED = {"mode": "express", "status": "paused"}
 FALLBACK_NAME = "project"
 _NAME_CHARACTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    pause = commands.add_parser(
-        "pause",
-        parents=mm_cli.shared_options(),
-        help=HELP,
-        description="Save (or update) this session's snapshot with mode express and status "
-        "paused, from --yaml or --input fields (active_state required: what is done, what is "
-        "next, open questions). The project name defaults to the project folder's name made "
-        "valid; the session timestamp is the session's start as the SessionStart hook recorded "
-        "it for --session-id (recorded now when it did not), so every pause of a session "
-        "updates one file. Creates the memory directory when missing. Prints the path written.",
-    )
+    pause = mm_cli.add_command(commands, "pause", HELP, DESCRIPTION)
     pause.add_argument(
         "--session-id",
         metavar="ID",
@@ -49,12 +47,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     pause.add_argument(
         "--project-name", metavar="P", help="default: the project folder's name, made valid"
     )
-    pause.add_argument("--input", metavar="FILE", help="JSON object of fields; - for stdin")
-    pause.add_argument(
-        "--yaml",
-        metavar="FILE",
-        help="the same fields as a block YAML mapping; - for stdin (a quoted heredoc)",
-    )
+    mm_input.add_input_options(pause)
     mm_cli.add_now_option(pause, "the time recorded (default: now)")
 
 

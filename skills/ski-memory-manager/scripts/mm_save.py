@@ -26,18 +26,16 @@ CREATE_DIR_HINT = "to create it, run the same save again with --create-dir"
 
 
 HELP = "write or update a session snapshot (memory/DATE-PROJECT.md)"
+DESCRIPTION = (
+    "Write memory/{session_timestamp}-{project_name}.md, or update it when that "
+    "session was saved before (given fields replace, steps and checkpoint decisions merge "
+    "by key, approved checkpoints append). Fields come from --input JSON and flags; flags "
+    "win. Prints the path written."
+)
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    save = commands.add_parser(
-        "save",
-        parents=mm_cli.shared_options(),
-        help=HELP,
-        description="Write memory/{session_timestamp}-{project_name}.md, or update it when that "
-        "session was saved before (given fields replace, steps and checkpoint decisions merge "
-        "by key, approved checkpoints append). Fields come from --input JSON and flags; flags "
-        "win. Prints the path written.",
-    )
+    save = mm_cli.add_command(commands, "save", HELP, DESCRIPTION)
     save.add_argument("--project-name", metavar="P")
     save.add_argument(
         "--session-timestamp", metavar="T", help="YYYY-MM-DD-HH-MM in UTC (default: now)"
@@ -47,12 +45,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     save.add_argument("--last-checkpoint", metavar="CP")
     save.add_argument("--checkpoints-approved", metavar="CP", nargs="+")
     save.add_argument("--target-dir", metavar="X")
-    save.add_argument("--input", metavar="FILE", help="JSON object of fields; - for stdin")
-    save.add_argument(
-        "--yaml",
-        metavar="FILE",
-        help="the same fields as a block YAML mapping; - for stdin (a quoted heredoc)",
-    )
+    mm_input.add_input_options(save)
     save.add_argument(
         "--create-dir",
         action="store_true",

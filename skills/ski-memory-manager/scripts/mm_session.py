@@ -161,15 +161,4 @@ def write_start(folder: str, session_id: str, start: SessionStart) -> None:
 
 def prune_starts(folder: str, now: float, keep_days: int = KEEP_DAYS) -> None:
     """Forget the records of sessions that started more than keep_days ago."""
-    cutoff = now - keep_days * 86400
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return
-    for name in names:
-        path = os.path.join(folder, name)
-        try:
-            if os.lstat(path).st_mtime < cutoff:
-                os.unlink(path)
-        except OSError:
-            continue
+    hook_io.forget_older(folder, now - keep_days * 86400)

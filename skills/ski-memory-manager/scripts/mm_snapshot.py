@@ -1,6 +1,9 @@
 # The session snapshot record and its file format, in both directions: `format_snapshot` writes
 # front matter plus the four sections, `parse_header` / `parse_snapshot` read them back. Also the
 # names and times a snapshot is filed under. Pure functions; no file system, no clock.
+# (Snapshot and mm_update.Update list the same fields: a record, and a save's fields with None
+# for "not given". json_type names a value's type as the manager's messages do; the loader's
+# pm_epic_input._kind has the same shape with its own words.)
 #
 # Body format (so any text round-trips): list items are `- S0: text` / `- text`, with the item's
 # further lines indented by two spaces (blank lines stay blank); in free-text sections a line that

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import memory_text
 from mm_snapshot import (
@@ -133,6 +133,26 @@ def validate_session_timestamp(value: object) -> str:
     return stamp
 
 
+Value = TypeVar("Value")
+
+
+def _keyed(
+    name: str, raw: object, example: str, value: Callable[[str, object], Value]
+) -> dict[str, Value]:
+    """An object of identifier keys (a step or checkpoint), each value checked by `value`."""
+    if not isinstance(raw, dict):
+        raise InvalidField(f"{name} must be an object like {example} (got {json_type(raw)})")
+    checked = {}
+    for key, item in raw.items():
+        _identifier(f"{name} key", key)
+        checked[key] = value(f"{name}.{key}", item)
+    return checked
+
+
+def _step_text(name: str, value: object) -> str:
+    return normalise_text(_string(name, value))
+
+
 def _decision(name: str, value: object) -> Decision:
     if not isinstance(value, dict):
         raise InvalidField(
@@ -251,17 +271,11 @@ def parse_input(data: Mapping[str, object]) -> Update:
         approved = _string_list("checkpoints_approved", given["checkpoints_approved"], _identifier)
         fields["checkpoints_approved"] = tuple(dict.fromkeys(approved))
     if "checkpoint_decisions" in given:
-        raw = given["checkpoint_decisions"]
-        if not isinstance(raw, dict):
-            raise InvalidField(
-                'checkpoint_decisions must be an object like {"CP-S0": {"option": "A"}} '
-                f"(got {json_type(raw)})"
-            )
-        decisions = {}
-        for cp, value in raw.items():
-            _identifier("checkpoint_decisions key", cp)
-            decisions[cp] = _decision(f"checkpoint_decisions.{cp}", value)
-        fields["checkpoint_decisions"] = decisions
+        decisions = given["checkpoint_decisions"]
+        example = '{"CP-S0": {"option": "A"}}'
+        fields["checkpoint_decisions"] = _keyed(
+            "checkpoint_decisions", decisions, example, _decision
+        )
     if "target_dir" in given:
         target = normalise_text(_string("target_dir", given["target_dir"]))
         if "\n" in target:
@@ -271,17 +285,10 @@ def parse_input(data: Mapping[str, object]) -> Update:
         if name in given:
             fields[name] = normalise_text(_string(name, given[name]))
     if "steps_completed" in given:
-        raw = given["steps_completed"]
-        if not isinstance(raw, dict):
-            raise InvalidField(
-                'steps_completed must be an object like {"S0": "what was done"} '
-                f"(got {json_type(raw)})"
-            )
-        steps = {}
-        for step, text in raw.items():
-            _identifier("steps_completed key", step)
-            steps[step] = normalise_text(_string(f"steps_completed.{step}", text))
-        fields["steps_completed"] = steps
+        steps = given["steps_completed"]
+        fields["steps_completed"] = _keyed(
+            "steps_completed", steps, '{"S0": "what was done"}', _step_text
+        )
     if "key_decisions" in given:
         items = _string_list("key_decisions", given["key_decisions"], _string)
         fields["key_decisions"] = tuple(t for t in map(normalise_text, items) if t)
