@@ -1,7 +1,9 @@
 """The recall evaluation material in tests/recall/ keeps its invariants: enough epics (main file
-and archive, v1 and v2 forms), enough labelled prompts, every label an existing epic, the split
-fixed by its stated rule with both kinds of prompt on each side, and every memory file accepted
-by the loader's own `check` within the 8000-token limit."""
+and archive, v1 and v2 forms), enough labelled prompts in each batch (batch 1, scored while the
+scoring was tuned; batch 2, added later and not yet scored), every label an existing epic, the
+split fixed by its stated rule for every prompt with both kinds of prompt on each side of each
+batch, the counts the README states, and every memory file accepted by the loader's own `check`
+within the 8000-token limit."""
 
 from __future__ import annotations
 
@@ -31,6 +33,15 @@ REPOSITORIES = {
     "cosmos/cosmos-sdk",
 }
 SPLITS = {"tune", "heldout"}
+BATCHES = {1, 2}
+FIELDS = {"id", "prompt", "relevant", "split", "source", "why", "batch"}
+# tests/recall/README.md's counts table: (batch, split) -> (relevant, unrelated).
+COUNTS = {
+    (1, "tune"): (48, 17),
+    (1, "heldout"): (20, 15),
+    (2, "tune"): (16, 16),
+    (2, "heldout"): (13, 11),
+}
 SOURCE = re.compile(r"([A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)#[0-9]+")
 CHECK_SUMMARY = re.compile(r"(\d+) epics, (\d+) tokens \(max 8000\): 0 errors, \d+ warnings?")
 
@@ -46,6 +57,10 @@ def all_epics() -> list[Epic]:
 def prompts() -> list[dict[str, Any]]:
     data: list[dict[str, Any]] = json.loads(PROMPTS.read_text(encoding="utf-8"))
     return data
+
+
+def batch(number: int) -> list[dict[str, Any]]:
+    return [item for item in prompts() if item["batch"] == number]
 
 
 def heldout_by_rule(source: str) -> bool:
@@ -95,14 +110,18 @@ def test_the_loader_check_accepts_each_file(path: Path, tmp_path: Path) -> None:
     assert int(match[2]) < 8000
 
 
-def test_at_least_80_prompts_with_unique_ids_and_sources() -> None:
+def test_enough_prompts_per_batch_with_unique_ids_and_sources() -> None:
     items = prompts()
-    assert len(items) >= 80
+    assert len(batch(1)) >= 80 and len(batch(2)) >= 45
     assert len({item["id"] for item in items}) == len(items)
+    # No source is used twice, so no batch 2 prompt restates a batch 1 one.
     assert len({item["source"] for item in items}) == len(items)
+    # IDs run on in file order, batch 2 after batch 1.
+    assert [item["id"] for item in items] == [f"p{n:03d}" for n in range(1, len(items) + 1)]
+    assert [item["batch"] for item in items] == sorted(item["batch"] for item in items)
     for item in items:
-        assert set(item) == {"id", "prompt", "relevant", "split", "source", "why"}, item
-        assert re.fullmatch(r"p[0-9]{3}", item["id"]), item
+        assert set(item) == FIELDS, item
+        assert item["batch"] in BATCHES and type(item["batch"]) is int, item
         assert item["prompt"].strip() and item["why"].strip(), item
         match = SOURCE.fullmatch(item["source"])
         assert match and match[1] in REPOSITORIES, item
@@ -116,10 +135,23 @@ def test_every_label_is_an_existing_epic() -> None:
         assert set(item["relevant"]) <= known, item
 
 
-def test_about_two_thirds_are_relevant() -> None:
-    items = prompts()
-    relevant = sum(1 for item in items if item["relevant"])
-    assert 0.55 <= relevant / len(items) <= 0.75
+def test_two_thirds_relevant_in_batch_1_about_half_in_batch_2() -> None:
+    for number, (low, high) in {1: (0.55, 0.75), 2: (0.4, 0.6)}.items():
+        items = batch(number)
+        relevant = sum(1 for item in items if item["relevant"])
+        assert low <= relevant / len(items) <= high, number
+
+
+def test_the_counts_are_the_readmes() -> None:
+    counts = {
+        (number, split): (
+            sum(1 for i in batch(number) if i["split"] == split and i["relevant"]),
+            sum(1 for i in batch(number) if i["split"] == split and not i["relevant"]),
+        )
+        for number in BATCHES
+        for split in SPLITS
+    }
+    assert counts == COUNTS
 
 
 def test_the_split_follows_its_rule_and_mixes_both_kinds() -> None:
@@ -127,9 +159,11 @@ def test_the_split_follows_its_rule_and_mixes_both_kinds() -> None:
     for item in items:
         assert item["split"] in SPLITS, item
         assert (item["split"] == "heldout") == heldout_by_rule(item["source"]), item
-    heldout = [item for item in items if item["split"] == "heldout"]
-    assert 0.35 <= len(heldout) / len(items) <= 0.45
-    for split in SPLITS:
-        part = [item for item in items if item["split"] == split]
-        assert any(item["relevant"] for item in part), split
-        assert any(not item["relevant"] for item in part), split
+    for number in BATCHES:
+        part_of_batch = batch(number)
+        heldout = [item for item in part_of_batch if item["split"] == "heldout"]
+        assert 0.3 <= len(heldout) / len(part_of_batch) <= 0.5, number
+        for split in SPLITS:
+            part = [item for item in part_of_batch if item["split"] == split]
+            assert any(item["relevant"] for item in part), (number, split)
+            assert any(not item["relevant"] for item in part), (number, split)
