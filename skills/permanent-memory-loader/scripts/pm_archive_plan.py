@@ -16,7 +16,8 @@ ARCHIVE_HEADER = (
     "# Permanent memory archive\n"
     "\n"
     "Epics moved out of permanent_memory.md by `permanent_memory.py archive`, to keep that file\n"
-    "within its token limit. The loader does not read this folder.\n"
+    "within its token limit. Prompt-time recall and `search` read this folder; the block shown at\n"
+    "session start does not.\n"
 )
 
 Counter = Callable[[str], int]
