@@ -1,6 +1,7 @@
-"""The recall evaluation (scripts/bench's recall_evaluation over tests/recall): the held-out
-part's targets, and the figures of both parts as the report prints them. The scoring was tuned
-on the `tune` part only; the held-out figures are the result."""
+"""The recall evaluation (scripts/bench's recall_evaluation over tests/recall): the targets on
+the fresh held-out part (batch 2's), and the figures of every part as the report prints them.
+The scoring was tuned on the tune parts of both batches only; batch 1's held-out figures were
+seen once before that tuning, batch 2's were computed once, after it was frozen."""
 
 from __future__ import annotations
 
@@ -21,38 +22,47 @@ def evaluation() -> dict[str, Any]:
     return report
 
 
-def held_out() -> dict[str, Any]:
-    part: dict[str, Any] = evaluation()["splits"]["heldout"]
+def fresh() -> dict[str, Any]:
+    part: dict[str, Any] = evaluation()["splits"][load_bench().FRESH]
     return part
 
 
 def test_the_parts_are_the_materials() -> None:
     splits = evaluation()["splits"]
-    assert {name: s["prompts"] for name, s in splits.items()} == {"tune": 65, "heldout": 35}
+    assert {name: s["prompts"] for name, s in splits.items()} == {
+        "tune-1": 65,
+        "tune-2": 32,
+        "heldout-1": 35,
+        "heldout-2": 24,
+    }
+    assert load_bench().FRESH == "heldout-2"
     assert evaluation()["entries"] > 100  # every entry, the archive's included
 
 
-def test_held_out_recall() -> None:
-    assert held_out()["recall"] >= TARGETS["recall"], held_out()["missed"]
-
-
+# The held-out part's prompts are not named in a failure's message: they stay unseen.
 @pytest.mark.xfail(
     strict=True,
-    reason="not met: 4 of the 15 unrelated held-out prompts get an entry (0.267 > 0.15); the "
-    "threshold was chosen on the tune part (2 of 17 there)",
+    reason="not met: 9 of the 13 relevant prompts of the fresh held-out part get an entry of a "
+    "labelled epic (0.692 < 0.75), with the scoring frozen on the tune parts (0.771 and 0.750 "
+    "there); its false injections meet the target (0 of 11)",
 )
-def test_held_out_false_injections() -> None:
-    assert held_out()["false_injection"] <= TARGETS["false_injection"], held_out()[
-        "falsely_injected"
-    ]
+def test_fresh_held_out_recall() -> None:
+    assert fresh()["recall"] >= TARGETS["recall"]
 
 
-def test_held_out_tokens_per_prompt() -> None:
-    assert held_out()["tokens_max"] <= TARGETS["tokens_max"]
-    assert all(o["tokens"] == 0 for o in held_out()["outcomes"] if not o["added"])
+def test_fresh_held_out_false_injections() -> None:
+    assert fresh()["false_injection"] <= TARGETS["false_injection"]
 
 
-def test_report_prints_both_parts() -> None:
+def test_fresh_held_out_tokens_per_prompt() -> None:
+    assert fresh()["tokens_max"] <= TARGETS["tokens_max"]
+    assert all(o["tokens"] == 0 for o in fresh()["outcomes"] if not o["added"])
+
+
+def test_report_prints_every_part_and_names_tune_prompts_only() -> None:
     lines = load_bench().recall_text(evaluation())
-    parts = [line.split()[0] for line in lines[3::2]]
-    assert parts == ["tune", "heldout"]
+    rows = [line.split()[0] for line in lines if line.startswith("  ") and line[2] != " "]
+    assert rows.pop(0) == "part"  # the header
+    assert rows == ["tune-1", "tune-2", "heldout-1", "heldout-2"]
+    named = [line for line in lines if "missed:" in line]
+    assert len(named) == 2  # one line per tune part; none for a held-out part

@@ -20,13 +20,14 @@ MIN_BUDGET = 0  # 0 turns recall off
 MAX_PROMPT_BUDGET, MAX_SESSION_BUDGET = 2000, 20000  # the plugin options' ranges
 # The score an entry needs, in units of one rare word matched once in an entry's text
 # (references/recall.md), and the share of the best entry's score it needs beside it.
-THRESHOLD = 3.4
+THRESHOLD = 3.0
 RELATIVE = 0.5
 # Evidence from the rest of the epic: an entry gets this share of the scores of the epic's
 # EPIC_SUPPORT best other entries (an epic that matches the prompt in several entries is
 # about what the prompt is about; one entry matching a word or two by chance is not).
 EPIC_SHARE = 0.5
 EPIC_SUPPORT = 2
+MIN_WORDS = 2
 # An epic ID named in the prompt adds this much to each of its entries: above any threshold.
 ID_BONUS = 100.0
 MAX_TERM_CHARS = 40
@@ -191,6 +192,7 @@ def score(
     unit = index["unit"]
     scores: dict[int, float] = {}
     matched: dict[int, list[str]] = {}
+    words: dict[int, int] = {}  # each entry's distinct words matched (phrases aside)
     for term in asked:
         posting = postings.get(term)
         if posting is None:
@@ -198,11 +200,14 @@ def score(
         view = memoryview(posting)
         count = len(posting) // 6
         weights, numbers = view[: 4 * count].cast("f"), view[4 * count :].cast("H")
+        word = " " not in term
         for entry, weight in zip(numbers, weights):
             scores[entry] = scores.get(entry, 0.0) + weight / unit
+            if word:
+                words[entry] = words.get(entry, 0) + 1
             if explain:
                 matched.setdefault(entry, []).append(term)
-    scores = with_epic_support(index, scores, matched if explain else None)
+    scores = with_epic_support(index, scores, words, matched if explain else None)
     for epic_id in named_epics(index, text):
         for entry in index["ids"][epic_id]:
             scores[entry] = scores.get(entry, 0.0) + ID_BONUS
@@ -212,7 +217,10 @@ def score(
 
 
 def with_epic_support(
-    index: "Index", scores: "dict[int, float]", matched: "dict[int, list[str]] | None"
+    index: "Index",
+    scores: "dict[int, float]",
+    words: "dict[int, int]",
+    matched: "dict[int, list[str]] | None",
 ) -> "dict[int, float]":
     """Each entry's score plus EPIC_SHARE of the scores of its epic's two (EPIC_SUPPORT) best
     other entries; with `matched`, each entry's list says how much."""
@@ -228,6 +236,11 @@ def with_epic_support(
         best[epic] = (top[0], top[1], top[2])
     supported = {}
     for entry, value in scores.items():
+        if words.get(entry, 0) < MIN_WORDS:
+            supported[entry] = value
+            if matched is not None:
+                matched[entry].append("one word only: no support from the epic")
+            continue
         first, second, third = best[entries[entry][1]]
         others = first + second + third - value if value >= second else first + second
         support = EPIC_SHARE * others

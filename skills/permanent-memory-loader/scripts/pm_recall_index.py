@@ -188,6 +188,7 @@ def weigh(
                 per[number] = per.get(number, 0.0) + share
                 holders.setdefault(term, set()).add(holder)
     units = total + len(set(epics))
+    epic_count = len(set(epics))
     common = tuple(
         sorted(
             term
@@ -200,9 +201,12 @@ def weigh(
     for term, per in frequency.items():
         if term in left_out:
             continue
-        rarity = idf(units, len(holders[term]))
+        # How rare the term is among entries, times how rare among epics (1 for a term of one
+        # epic): a word spread over many epics says little about which one a prompt is about.
+        spread = len({n if kind == "epic" else epics[n] for kind, n in holders[term]})
+        value = idf(units, len(holders[term])) * idf(epic_count, spread) / idf(epic_count, 1)
         numbers = sorted(per)
-        weights = [rarity * per[n] / (K1 + per[n]) for n in numbers]
+        weights = [value * per[n] / (K1 + per[n]) for n in numbers]
         # The weights (4 bytes each) first, then the entry numbers (2 bytes each): both aligned.
         postings[term] = array.array("f", weights).tobytes() + array.array("H", numbers).tobytes()
     return postings, common
