@@ -279,3 +279,39 @@ def recall_index() -> pm_recall.Index:
 
 def test_stamp_is_the_blocks() -> None:
     assert pm_recall.STAMP == pm_render.STAMP
+
+
+def posting_weights(index: pm_recall.Index, term: str) -> list[float]:
+    posting = index["postings"][term]
+    count = len(posting) // 6
+    return list(memoryview(posting)[: 4 * count].cast("f"))
+
+
+def test_a_word_spread_over_epics_weighs_less_than_a_word_of_one_epic() -> None:
+    # "queue" and "retry" each appear in two entries of the same length; "queue" in one epic,
+    # "retry" in two: rarer among epics, "queue" weighs more in each of its entries.
+    text = (
+        "## Epic: A-001 — Jobs\n\n### Gotchas discovered\n- the queue drops jobs\n"
+        "- the queue stalls daily\n\n## Epic: B-002 — Mail\n\n### Gotchas discovered\n"
+        "- the retry sends twice\n\n## Epic: C-003 — Hooks\n\n### Gotchas discovered\n"
+        "- the retry loops forever\n"
+    )
+    index = index_of(text)
+    queue, retry = posting_weights(index, "queu"), posting_weights(index, "retry")
+    assert len(queue) == len(retry) == 2
+    assert min(queue) > max(retry) * 1.2
+
+
+def test_an_entry_matching_one_word_gets_no_support_from_its_epic() -> None:
+    # "webhook" is in FEAT-005's heading, so every entry of the epic matches it; only one entry
+    # also says "signature".
+    index = index_of(MEMORY)
+    scores, matched, _ = pm_recall.score(index, "webhook signature")
+    by_line = {index["entries"][n][3]: (scores[n], matched[n]) for n in scores}
+    two = by_line["FEAT-005 patterns: check the signature before parsing JSON"]
+    assert two[1][:2] == ["webhook", "signatur"] and two[1][2].endswith(" from the epic")
+    alone = [found for line, found in by_line.items() if "signature" not in line]
+    assert len(alone) == 3
+    for score, terms in alone:
+        assert terms == ["webhook", "one word only: no support from the epic"]
+        assert score < pm_recall.THRESHOLD
