@@ -204,19 +204,19 @@ def test_child_peak_rss_is_not_charged_with_the_parents_memory(tmp_path: Path) -
 
 
 def test_superlinearity_separates_linear_from_quadratic() -> None:
-    bench = load_bench()
-    linear, exponent = bench.superlinearity((10, 105.0), (100, 150.0), 100.0)
+    measured = load_bench("measure")
+    linear, exponent = measured.superlinearity((10, 105.0), (100, 150.0), 100.0)
     assert linear == pytest.approx(1.0) and exponent == pytest.approx(1.0)
-    quadratic, exponent = bench.superlinearity((10, 200.0), (100, 10_100.0), 100.0)
+    quadratic, exponent = measured.superlinearity((10, 200.0), (100, 10_100.0), 100.0)
     assert quadratic == pytest.approx(10.0) and exponent == pytest.approx(2.0)
-    flat, _ = bench.superlinearity((10, 120.0), (100, 120.0), 100.0)
+    flat, _ = measured.superlinearity((10, 120.0), (100, 120.0), 100.0)
     assert flat == pytest.approx(0.1)
 
 
 def test_snapshot_dir_hides_the_newest_demo_snapshot_among_lookalikes(tmp_path: Path) -> None:
-    bench = load_bench()
+    inputs = load_bench("inputs")
     snapshot = (ROOT / "examples/demo-project/memory/2026-11-24-10-05-billing-api.md").read_text()
-    bench.build_snapshot_dir(tmp_path, count=20, snapshot=snapshot)
+    inputs.build_snapshot_dir(tmp_path, count=20, snapshot=snapshot)
     names = sorted(p.name for p in (tmp_path / "memory").iterdir())
     assert len(names) == 20
     newest = (tmp_path / "newest").read_text()
@@ -234,8 +234,9 @@ def test_snapshot_dir_hides_the_newest_demo_snapshot_among_lookalikes(tmp_path: 
 
 def test_evidence_project_names_paths_some_moved_some_gone(tmp_path: Path) -> None:
     bench = load_bench()
+    inputs = load_bench("inputs")
     project = tmp_path / "evidence"
-    bench.build_evidence_project(project, commits=200)
+    inputs.build_evidence_project(project, commits=200)
     log = subprocess.run(
         ["git", "-C", str(project), "log", "--oneline"], capture_output=True, text=True, check=True
     )
@@ -253,10 +254,11 @@ def test_evidence_project_names_paths_some_moved_some_gone(tmp_path: Path) -> No
 
 def test_permanent_files_sit_where_their_names_say(tmp_path: Path) -> None:
     bench = load_bench()
-    counter = bench.TokenCounter(lambda text: math.ceil(len(text) / 4), "len/4", False)
-    sizes = bench.Sizes((3, 12), 200_000, (10,), 1)
+    inputs = load_bench("inputs")
+    counter = inputs.TokenCounter(lambda text: math.ceil(len(text) / 4), "len/4", False)
+    sizes = inputs.Sizes((3, 12), 200_000, (10,), 1)
     demo = (ROOT / "examples/demo-project/.claude/memory/permanent_memory.md").read_text()
-    bench.build_permanent_files(tmp_path, demo_text=demo, sizes=sizes, counter=counter)
+    inputs.build_permanent_files(tmp_path, demo_text=demo, sizes=sizes, counter=counter)
     three = (tmp_path / "epics-3.md").read_text()
     assert re.findall(r"(?m)^## Epic: (\S+)", three) == ["FEAT-00001", "FEAT-00002", "FEAT-00003"]
     assert len(re.findall(r"(?m)^## Epic:", (tmp_path / "epics-12.md").read_text())) == 12
@@ -267,7 +269,8 @@ def test_permanent_files_sit_where_their_names_say(tmp_path: Path) -> None:
 
 def test_plan_measures_the_groups_asked_for_and_their_floors(tmp_path: Path) -> None:
     bench = load_bench()
-    counter = bench.TokenCounter(lambda text: math.ceil(len(text) / 4), "len/4", False)
+    inputs = load_bench("inputs")
+    counter = inputs.TokenCounter(lambda text: math.ceil(len(text) / 4), "len/4", False)
     b = bench.Bench(
         sys.executable, ROOT, bench.SMOKE, counter, tmp_path / "fixtures", tmp_path, {"A": "1"}
     )
@@ -300,6 +303,7 @@ def test_plan_measures_the_groups_asked_for_and_their_floors(tmp_path: Path) -> 
 
 def test_evaluate_checks_each_kind_of_target() -> None:
     bench = load_bench()
+    measured = load_bench("measure")
 
     def row(key: str, ms: float, **kw: Any) -> Any:
         return bench.Row(key, key, ["x"], ms=[ms], rss_kb=[kw.pop("rss", 100)], **kw)
@@ -323,7 +327,7 @@ def test_evaluate_checks_each_kind_of_target() -> None:
             ),
         ]
     }
-    found = {t["row"] or t["name"]: t for t in bench.evaluate(rows)}
+    found = {t["row"] or t["name"]: t for t in measured.evaluate(rows)}
     value_met = {
         k: (round(t["value"], 3) if t["value"] is not None else None, t["met"])
         for k, t in found.items()
@@ -343,6 +347,7 @@ def test_evaluate_checks_each_kind_of_target() -> None:
 
 def test_a_command_that_fails_or_prints_the_wrong_thing_is_an_error(tmp_path: Path) -> None:
     bench = load_bench()
+    measured = load_bench("measure")
     spawner = bench.Spawner(sys.executable, tmp_path)
     try:
         rows = [
@@ -356,7 +361,7 @@ def test_a_command_that_fails_or_prints_the_wrong_thing_is_an_error(tmp_path: Pa
         for row in rows:
             row.cwd = str(tmp_path)
             spawner.run(row)
-            bench.check(spawner, row, spawner.run(row).exit_code)
+            measured.check(spawner, row, spawner.run(row).exit_code)
     finally:
         spawner.close()
     assert [row.error.split(";")[0] for row in rows] == [
@@ -390,7 +395,8 @@ def test_a_failing_hook_makes_the_run_exit_1(tmp_path: Path) -> None:
 
 def test_plan_lists_every_row_with_its_floor_and_targets(tmp_path: Path) -> None:
     bench = load_bench()
-    counter = bench.TokenCounter(lambda text: math.ceil(len(text) / 4), "len/4", False)
+    inputs = load_bench("inputs")
+    counter = inputs.TokenCounter(lambda text: math.ceil(len(text) / 4), "len/4", False)
     b = bench.Bench(sys.executable, ROOT, bench.SMOKE, counter, tmp_path / "fixtures", tmp_path, {})
     rows = bench.plan(b, set(bench.GROUPS))
     table = {r.key: (r.group, r.floor, r.limit, r.bound_ms, r.rss_limit, r.series) for r in rows}
@@ -437,9 +443,9 @@ def test_plan_lists_every_row_with_its_floor_and_targets(tmp_path: Path) -> None
 
 
 def test_the_recall_project_keeps_the_newest_epics_and_archives_the_rest(tmp_path: Path) -> None:
-    bench = load_bench()
+    inputs = load_bench("inputs")
     demo = (ROOT / "examples/demo-project/.claude/memory/permanent_memory.md").read_text()
-    bench.build_recall_project(tmp_path, demo_text=demo, epics=95)
+    inputs.build_recall_project(tmp_path, demo_text=demo, epics=95)
     memory = tmp_path / ".claude" / "memory"
     kept = re.findall(r"(?m)^## Epic: (\S+)", (memory / "permanent_memory.md").read_text())
     assert kept == [f"FEAT-{n:05d}" for n in range(66, 96)]  # RECALL_KEPT, the newest

@@ -1,7 +1,7 @@
-"""The recall evaluation (scripts/bench's recall_evaluation over tests/recall): the targets on
-the fresh held-out part (batch 2's), and the figures of every part as the report prints them.
-The scoring was tuned on the tune parts of both batches only; batch 1's held-out figures were
-seen once before that tuning, batch 2's were computed once, after it was frozen."""
+"""The recall evaluation (scripts/bench_inputs.py's recall_evaluation over tests/recall): the
+targets on the fresh held-out part (batch 2's), and the figures of every part as the report
+prints them. The scoring was tuned on the tune parts of both batches only; batch 1's held-out
+figures were seen once before that tuning, batch 2's were computed once, after it was frozen."""
 
 from __future__ import annotations
 
@@ -18,12 +18,12 @@ TARGETS = {"recall": 0.75, "false_injection": 0.15, "tokens_max": 80}
 @functools.lru_cache(maxsize=1)
 def evaluation() -> dict[str, Any]:
     count, _engine, _source = pm_tokens.load_exact_counter(bundled_first=True)
-    report: dict[str, Any] = load_bench().recall_evaluation(count)
+    report: dict[str, Any] = load_bench("inputs").recall_evaluation(count)
     return report
 
 
 def fresh() -> dict[str, Any]:
-    part: dict[str, Any] = evaluation()["splits"][load_bench().FRESH]
+    part: dict[str, Any] = evaluation()["splits"][load_bench("inputs").FRESH_PART]
     return part
 
 
@@ -35,7 +35,7 @@ def test_the_parts_are_the_materials() -> None:
         "heldout-1": 35,
         "heldout-2": 24,
     }
-    assert load_bench().FRESH == "heldout-2"
+    assert load_bench("inputs").FRESH_PART == "heldout-2"
     assert evaluation()["entries"] > 100  # every entry, the archive's included
 
 
@@ -60,7 +60,7 @@ def test_fresh_held_out_tokens_per_prompt() -> None:
 
 
 def test_report_prints_every_part_and_names_tune_prompts_only() -> None:
-    lines = load_bench().recall_text(evaluation())
+    lines = load_bench("measure").recall_text(evaluation())
     rows = [line.split()[0] for line in lines if line.startswith("  ") and line[2] != " "]
     assert rows.pop(0) == "part"  # the header
     assert rows == ["tune-1", "tune-2", "heldout-1", "heldout-2"]

@@ -1282,13 +1282,15 @@ def refusal_problems(res: Result, refused: Path, *, hook: bool, doctor: bool = F
     return problems
 
 
-def load_bench() -> ModuleType:
-    """scripts/bench as a module (loaded once): its rows, fixtures and the recall evaluation."""
+def load_bench(part: str = "") -> ModuleType:
+    """scripts/bench as a module (loaded once): its rows and run; with `part`, one of the modules
+    beside it it loads, bench_inputs ("inputs": what the rows run on, the recall evaluation) or
+    bench_measure ("measure": running, checking, targets, the report)."""
     import importlib.machinery
     import importlib.util
 
     if "bench" in sys.modules:
-        return sys.modules["bench"]
+        return sys.modules[f"bench_{part}" if part else "bench"]
     path = Path(__file__).resolve().parent.parent / "scripts" / "bench"
     loader = importlib.machinery.SourceFileLoader("bench", str(path))
     spec = importlib.util.spec_from_loader("bench", loader)
@@ -1296,4 +1298,4 @@ def load_bench() -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     sys.modules["bench"] = module  # dataclasses look their module up while the class is built
     loader.exec_module(module)
-    return module
+    return load_bench(part)
