@@ -446,12 +446,13 @@ def log(message: str) -> None:
 
 RECALL_DATA = ROOT / "tests" / "recall"
 # The evaluation's parts: (split, batch) and what the part is to the scoring. The scoring was
-# tuned on the tune parts; batch 1's held-out figures were seen once before the last tuning,
-# batch 2's held-out part is the clean test (its prompts and per-prompt outcomes are not printed).
+# tuned on the tune parts; batches 1 and 2's held-out figures were seen after earlier tunings,
+# batch 3's held-out part is the clean test (no held-out prompt or outcome is printed).
 PARTS = {"tune-1": ("tune", 1, "tuned on"), "tune-2": ("tune", 2, "tuned on"),
-         "heldout-1": ("heldout", 1, "seen once"),
-         "heldout-2": ("heldout", 2, "fresh")}  # fmt: skip
-FRESH_PART = "heldout-2"  # the part the targets hold on
+         "tune-3": ("tune", 3, "tune"),
+         "heldout-1": ("heldout", 1, "seen"), "heldout-2": ("heldout", 2, "seen"),
+         "heldout-3": ("heldout", 3, "fresh")}  # fmt: skip
+FRESH_PART = "heldout-3"  # the part the targets hold on
 
 
 def recall_index(memory: Path, counter: Callable[[str], int]) -> Any:
@@ -478,7 +479,7 @@ def recall_outcome(index: Any, prompt: str) -> tuple[list[str], int]:
 
 
 def recall_evaluation(
-    counter: Callable[[str], int], data: Path = RECALL_DATA, batches: tuple[int, ...] = (1, 2)
+    counter: Callable[[str], int], data: Path = RECALL_DATA, batches: tuple[int, ...] = (1, 2, 3)
 ) -> dict[str, Any]:
     """Per part (PARTS): recall (relevant prompts given an entry of a labelled epic), false
     injections (unrelated prompts given any entry), tokens added per prompt; and each prompt's

@@ -139,7 +139,8 @@ def test_targets_are_listed_with_their_limits(smoke_report: dict[str, Any]) -> N
 
 def test_recall_report_gives_each_part(smoke_report: dict[str, Any]) -> None:
     recall = smoke_report["recall"]
-    assert set(recall["splits"]) == {"tune-1", "tune-2", "heldout-1", "heldout-2"}
+    parts = {"tune-1", "tune-2", "tune-3", "heldout-1", "heldout-2", "heldout-3"}
+    assert set(recall["splits"]) == parts
     for part in recall["splits"].values():
         assert part["prompts"] == part["relevant"] + part["unrelated"] == len(part["outcomes"])
         assert 0 <= part["recall"] <= 1 and 0 <= part["false_injection"] <= 1

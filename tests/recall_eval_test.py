@@ -1,7 +1,8 @@
 """The recall evaluation (scripts/bench_inputs.py's recall_evaluation over tests/recall): the
-targets on the fresh held-out part (batch 2's), and the figures of every part as the report
-prints them. The scoring was tuned on the tune parts of both batches only; batch 1's held-out
-figures were seen once before that tuning, batch 2's were computed once, after it was frozen."""
+targets on the fresh held-out part (batch 3's), and the figures of every part as the report
+prints them. The scoring was tuned on the tune parts only; the held-out figures of batches 1
+and 2 were seen after earlier rounds of tuning, batch 3's were computed once, after the scoring
+was frozen."""
 
 from __future__ import annotations
 
@@ -32,24 +33,32 @@ def test_the_parts_are_the_materials() -> None:
     assert {name: s["prompts"] for name, s in splits.items()} == {
         "tune-1": 65,
         "tune-2": 32,
+        "tune-3": 30,
         "heldout-1": 35,
         "heldout-2": 24,
+        "heldout-3": 22,
     }
-    assert load_bench("inputs").FRESH_PART == "heldout-2"
+    assert load_bench("inputs").FRESH_PART == "heldout-3"
     assert evaluation()["entries"] > 100  # every entry, the archive's included
 
 
 # The held-out part's prompts are not named in a failure's message: they stay unseen.
 @pytest.mark.xfail(
     strict=True,
-    reason="not met: 9 of the 13 relevant prompts of the fresh held-out part get an entry of a "
-    "labelled epic (0.692 < 0.75), with the scoring frozen on the tune parts (0.771 and 0.750 "
-    "there); its false injections meet the target (0 of 11)",
+    reason="not met: 8 of the 14 relevant prompts of the fresh held-out part (batch 3's) get an "
+    "entry of a labelled epic (0.571 < 0.75), with the scoring frozen on the tune parts (0.771, "
+    "0.750 and 0.800 there)",
 )
 def test_fresh_held_out_recall() -> None:
     assert fresh()["recall"] >= TARGETS["recall"]
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="not met: 3 of the 8 unrelated prompts of the fresh held-out part (batch 3's) get an "
+    "entry (0.375 > 0.15), with the scoring frozen on the tune parts (0.059, 0.250 and 0.267 "
+    "there)",
+)
 def test_fresh_held_out_false_injections() -> None:
     assert fresh()["false_injection"] <= TARGETS["false_injection"]
 
@@ -63,6 +72,6 @@ def test_report_prints_every_part_and_names_tune_prompts_only() -> None:
     lines = load_bench("measure").recall_text(evaluation())
     rows = [line.split()[0] for line in lines if line.startswith("  ") and line[2] != " "]
     assert rows.pop(0) == "part"  # the header
-    assert rows == ["tune-1", "tune-2", "heldout-1", "heldout-2"]
+    assert rows == ["tune-1", "tune-2", "tune-3", "heldout-1", "heldout-2", "heldout-3"]
     named = [line for line in lines if "missed:" in line]
-    assert len(named) == 2  # one line per tune part; none for a held-out part
+    assert len(named) == 3  # one line per tune part; none for a held-out part
