@@ -50,7 +50,12 @@ def test_ruff_lint_and_format() -> None:
     [
         [str(LOADER_DIR)],
         [str(MANAGER_DIR)],
-        ["scripts/dev.py", "scripts/e2e/fake_anthropic.py", "scripts/e2e/fake_responses.py"],
+        [
+            "scripts/dev.py",
+            "scripts/e2e/fake_server.py",
+            "scripts/e2e/fake_anthropic.py",
+            "scripts/e2e/fake_responses.py",
+        ],
         ["--scripts-are-modules", "scripts/bench"],
         ["--scripts-are-modules", "scripts/bench-client"],
     ],

@@ -37,22 +37,20 @@ interrupted and appends each request to the log as one JSON line.
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
-import threading
-import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
-REPLY_TEXT = "Noted."
+from fake_server import REPLY_TEXT as REPLY_TEXT
+from fake_server import FakeHandler, FakeServer, serve_main
+from fake_server import RecordedRequest as RecordedRequest
+from fake_server import Responder as Responder
+
 SHELL_TOOL = "exec_command"  # the shell tool of Codex 0.171.0 (unified exec)
 
 Item = dict[str, Any]
-Responder = Callable[[dict[str, Any]], "list[Item] | None"]
 
 _ids = itertools.count(1)
 
@@ -173,31 +171,6 @@ class ScriptedModel:
 # --- the wire format ---------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class RecordedRequest:
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: Any  # parsed JSON, or the raw text when the body is not JSON, or None
-
-
-@dataclass
-class _Recorder:
-    requests: list[RecordedRequest] = field(default_factory=list)
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    log: Path | None = None
-    counter: int = 0
-
-    def add(self, request: RecordedRequest) -> int:
-        with self.lock:
-            self.requests.append(request)
-            self.counter += 1
-            if self.log is not None:
-                with self.log.open("a", encoding="utf-8") as handle:
-                    handle.write(json.dumps(request.__dict__) + "\n")
-            return self.counter
-
-
 def sse_events(number: int, items: Sequence[Item]) -> list[dict[str, Any]]:
     """The events of one streamed response carrying `items`."""
     response_id = f"resp_fake_{number:06d}"
@@ -237,205 +210,47 @@ def sse_events(number: int, items: Sequence[Item]) -> list[dict[str, Any]]:
     return events
 
 
-class _Reply:
-    """What a `POST …/responses` gets: the responder's items, else the default message."""
+class _Handler(FakeHandler):
+    def answer_post(self, path: str, body: Any, number: int) -> None:
+        if path.endswith("/responses"):
+            events = sse_events(number, self.reply.parts(body))
+            self.send_stream([(event["type"], event) for event in events])
+        else:
+            self.send_json(200, {})
 
-    def __init__(self, reply_text: str, responder: Responder | None) -> None:
-        self.reply_text = reply_text
-        self.responder = responder
-        self.errors: list[BaseException] = []
-        self.lock = threading.Lock()
-
-    def items(self, body: Any) -> list[Item]:
-        if self.responder is not None and isinstance(body, dict):
-            with self.lock:
-                try:
-                    items = self.responder(body)
-                except Exception as exc:  # a broken script must not hang the client
-                    self.errors.append(exc)
-                    items = None
-            if items:
-                return [dict(item) for item in items]
-        return [message(self.reply_text)]
+    def answer_get(self, path: str) -> None:
+        if path.endswith("/models"):
+            self.send_json(200, {"models": [], "data": []})
+        else:
+            self.send_json(200, {})
 
 
-def _make_handler(recorder: _Recorder, reply: _Reply) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+class FakeResponses(FakeServer):
+    """The fake Responses API (fake_server.FakeServer has the lifecycle and the recording)."""
 
-        def log_message(self, format: str, *args: Any) -> None:
-            pass  # keep test output clean; the recorder has everything
+    handler = _Handler
+    thread_name = "fake-responses"
 
-        def _read_body(self) -> Any:
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            if not raw:
-                return None
-            text = raw.decode("utf-8", errors="replace")
-            try:
-                return json.loads(text)
-            except json.JSONDecodeError:
-                return text
-
-        def _record(self, body: Any) -> int:
-            headers = {k.lower(): v for k, v in self.headers.items()}
-            return recorder.add(RecordedRequest(self.command, self.path, headers, body))
-
-        def _send_json(self, status: int, payload: Any) -> None:
-            data = json.dumps(payload).encode("utf-8")
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def _send_stream(self, events: list[dict[str, Any]]) -> None:
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Cache-Control", "no-cache")
-            self.send_header("Connection", "close")
-            self.end_headers()
-            for event in events:
-                chunk = f"event: {event['type']}\ndata: {json.dumps(event)}\n\n".encode()
-                self.wfile.write(chunk)
-                self.wfile.flush()
-            self.close_connection = True
-
-        def do_POST(self) -> None:
-            body = self._read_body()
-            number = self._record(body)
-            if self.path.split("?", 1)[0].endswith("/responses"):
-                self._send_stream(sse_events(number, reply.items(body)))
-            else:
-                self._send_json(200, {})
-
-        def do_GET(self) -> None:
-            self._record(None)
-            if self.path.split("?", 1)[0].endswith("/models"):
-                self._send_json(200, {"models": [], "data": []})
-            else:
-                self._send_json(200, {})
-
-        def do_HEAD(self) -> None:
-            self._record(None)
-            self.send_response(200)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
-
-        def do_CONNECT(self) -> None:
-            # A proxy tunnel: the client tried to reach a host other than this server. Refuse it.
-            self._record(None)
-            self._send_json(403, {"error": "no network in end-to-end tests"})
-            self.close_connection = True
-
-        do_PUT = do_POST
-        do_PATCH = do_POST
-        do_DELETE = do_GET
-
-    return Handler
-
-
-class FakeResponses:
-    def __init__(
-        self,
-        port: int = 0,
-        reply_text: str = REPLY_TEXT,
-        log: Path | None = None,
-        responder: Responder | None = None,
-    ) -> None:
-        self._recorder = _Recorder(log=log)
-        self._reply = _Reply(reply_text, responder)
-        self._server = ThreadingHTTPServer(
-            ("127.0.0.1", port), _make_handler(self._recorder, self._reply)
-        )
-        self._server.daemon_threads = True
-        self._thread: threading.Thread | None = None
-
-    @property
-    def origin(self) -> str:
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
+    def default_reply(self, reply_text: str) -> Item:
+        return message(reply_text)
 
     @property
     def base_url(self) -> str:
         """What a Codex model provider's `base_url` is set to."""
         return f"{self.origin}/v1"
 
-    @property
-    def responder(self) -> Responder | None:
-        return self._reply.responder
-
-    @responder.setter
-    def responder(self, responder: Responder | None) -> None:
-        with self._reply.lock:
-            self._reply.responder = responder
-
-    @property
-    def responder_errors(self) -> list[BaseException]:
-        with self._reply.lock:
-            return list(self._reply.errors)
-
-    def start(self) -> FakeResponses:
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, name="fake-responses", daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> FakeResponses:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    @property
-    def requests(self) -> list[RecordedRequest]:
-        with self._recorder.lock:
-            return list(self._recorder.requests)
-
     def response_requests(self) -> list[dict[str, Any]]:
-        return [
-            r.body
-            for r in self.requests
-            if r.method == "POST"
-            and r.path.split("?", 1)[0].endswith("/responses")
-            and isinstance(r.body, dict)
-        ]
-
-    def outside_requests(self) -> list[RecordedRequest]:
-        """Requests meant for another host: proxy tunnels and absolute-URI requests."""
-        return [r for r in self.requests if r.method == "CONNECT" or "://" in r.path]
-
-    def clear(self) -> None:
-        with self._recorder.lock:
-            self._recorder.requests.clear()
-        with self._reply.lock:
-            self._reply.errors.clear()
+        return self.post_bodies("/responses")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--port", type=int, default=8766)
-    parser.add_argument(
-        "--log", type=Path, default=None, help="append each request to this file as one JSON line"
+    return serve_main(
+        argv,
+        doc=__doc__,
+        port=8766,
+        make=FakeResponses,
+        label="fake Responses API",
     )
-    parser.add_argument("--reply", default=REPLY_TEXT, help="text of every reply")
-    args = parser.parse_args(argv)
-    server = FakeResponses(args.port, args.reply, args.log).start()
-    print(f"fake Responses API at {server.base_url}", flush=True)
-    try:
-        while True:
-            time.sleep(3600)
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.stop()
-    return 0
 
 
 if __name__ == "__main__":
