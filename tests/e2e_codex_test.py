@@ -651,7 +651,8 @@ def shell_output(output: CallOutput) -> tuple[int, str]:
 
 # Codex shows the model at most about 10,000 bytes of one command's output (the start and the
 # end, the middle cut out, whatever `max_output_tokens` asks); a model reads a longer file in
-# pieces. The SKILL.md files are longer than that.
+# pieces. The SKILL.md files are kept under 9,000 bytes (the skill tests check it), so one read
+# would do; this model still reads them a page of lines at a time, as it would any file.
 PAGE_LINES = 60
 
 

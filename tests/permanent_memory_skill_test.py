@@ -32,6 +32,7 @@ from support import (
 SKILL = LOADER_DIR.parent
 SKILL_MD = (SKILL / "SKILL.md").read_text(encoding="utf-8")
 FORMAT_MD = (SKILL / "references" / "format.md").read_text(encoding="utf-8")
+BUDGET_MD = (SKILL / "references" / "budget.md").read_text(encoding="utf-8")
 WRITING_MD = SKILL / "references" / "writing.md"
 CASES = Path(__file__).resolve().parent / "cases"
 
@@ -102,20 +103,31 @@ def test_the_example_block_is_a_golden_case() -> None:
     assert shown == (CASES / "skill-example" / "expected.txt").read_text()
 
 
+def test_skill_md_stays_under_codex_s_output_window() -> None:
+    # Codex shows the model at most about 10,000 bytes of one command's output, the middle cut
+    # out, and a model there reads SKILL.md with a shell command: over that, it loses the
+    # middle. Reference material goes to references/ instead.
+    assert len((SKILL / "SKILL.md").read_bytes()) < 9000
+
+
 def test_budget_and_levels_match_the_code() -> None:
+    # The budget's tables live in references/budget.md; SKILL.md states the two limits.
     budget = pm_render.Budget()
+    assert "[references/budget.md](references/budget.md)" in SKILL_MD
+    assert f"Target {budget.target} `cl100k_base` tokens, hard cap {budget.hard_cap};" in SKILL_MD
     row = (
         f"| the whole block | target {budget.target}, hard cap {budget.hard_cap} (never exceeded) |"
     )
-    assert row in SKILL_MD
-    assert f"| {budget.epic_line_tokens} tokens (intent cut first" in SKILL_MD
-    assert "| 12 |" not in SKILL_MD  # no per-Epic-line target: nothing implements one
-    assert f"{pm_render.MAX_LINE_CHARS} characters (cut with `…`)" in SKILL_MD
-    assert f"over {pm_render.SKIP_TOKENS} tokens" in SKILL_MD
-    assert f"`--target N` (at least {pm_limits.MIN_TOKEN_TARGET})" in SKILL_MD
-    assert f"`--hard-cap N` (at least {pm_limits.MIN_HARD_CAP})" in SKILL_MD
+    assert row in BUDGET_MD
+    assert f"| {budget.epic_line_tokens} tokens (intent cut first" in BUDGET_MD
+    assert "| 12 |" not in BUDGET_MD  # no per-Epic-line target: nothing implements one
+    assert "| 12 |" not in SKILL_MD
+    assert f"{pm_render.MAX_LINE_CHARS} characters (cut with `…`)" in BUDGET_MD
+    assert f"over {pm_render.SKIP_TOKENS} tokens" in BUDGET_MD
+    assert f"`--target N` (at least {pm_limits.MIN_TOKEN_TARGET})" in BUDGET_MD
+    assert f"`--hard-cap N` (at least {pm_limits.MIN_HARD_CAP})" in BUDGET_MD
     for level in ("L1", "L2", "L3", "IDs"):
-        assert f"| {level} |" in SKILL_MD
+        assert f"| {level} |" in BUDGET_MD
     totals = (3, 4, 9)
     for removed in ((1, 0, 0), (3, 0, 0), (3, 2, 0), (3, 4, 0), (3, 4, 5), totals):
         assert f"`{pm_render.trim_note(removed, totals)}`" in FORMAT_MD
@@ -123,6 +135,7 @@ def test_budget_and_levels_match_the_code() -> None:
     for label in pm_parse.LABELS:
         assert f"`{label}`" in SKILL_MD
     assert "`(>90d may be outdated) `" in SKILL_MD
+    assert "`(>90d may be outdated) `" in BUDGET_MD
 
 
 def test_format_examples_render_as_shown() -> None:
