@@ -730,22 +730,28 @@ def test_add_waits_for_the_folder_lock(tmp_path: Path) -> None:
     assert sorted(p.name for p in folder.iterdir()) == ["permanent_memory.md"]  # no lock file
 
 
-def test_concurrent_adds_all_land(tmp_path: Path) -> None:
-    ids = [f"PAR-{n}" for n in range(6)]
+def run_loaders_at_once(args: list[str], inputs: list[str]) -> list[int]:
+    """Start one loader per input, all before any gets its stdin, and return their exit codes."""
     processes = [
         subprocess.Popen(
-            [sys.executable, LOADER, "add", "--project-dir", tmp_path, "--input", "-", *EST],
+            [sys.executable, LOADER, *args],
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
         )
-        for _ in ids
+        for _ in inputs
     ]
-    for process, epic_id in zip(processes, ids):
+    for process, text in zip(processes, inputs):
         assert process.stdin is not None
-        process.stdin.write(epic_json(epic_id).encode())
+        process.stdin.write(text.encode())
         process.stdin.close()
-    assert [p.wait(timeout=TIMEOUT) for p in processes] == [0] * len(ids)
+    return [p.wait(timeout=TIMEOUT) for p in processes]
+
+
+def test_concurrent_adds_all_land(tmp_path: Path) -> None:
+    ids = [f"PAR-{n}" for n in range(6)]
+    add = ["add", "--project-dir", str(tmp_path), "--input", "-", *EST]
+    assert run_loaders_at_once(add, [epic_json(i) for i in ids]) == [0] * len(ids)
     found = [e.epic_id for e in pm_parse.parse_permanent(memory_file(tmp_path).read_text())]
     assert sorted(found) == ids
 
@@ -903,20 +909,8 @@ def test_append_and_replace_do_not_go_together(loader: Any, tmp_path: Path) -> N
 def test_concurrent_appends_to_one_epic_all_land(tmp_path: Path) -> None:
     path = append_project(tmp_path)
     texts = [f"lesson number {n}" for n in range(6)]
-    processes = [
-        subprocess.Popen(
-            [sys.executable, LOADER, *append_args(tmp_path)],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-        )
-        for _ in texts
-    ]
-    for process, text in zip(processes, texts):
-        assert process.stdin is not None
-        process.stdin.write(f"id: FEAT-005\ngotchas:\n- {text}\n".encode())
-        process.stdin.close()
-    assert [p.wait(timeout=TIMEOUT) for p in processes] == [0] * len(texts)
+    inputs = [f"id: FEAT-005\ngotchas:\n- {text}\n" for text in texts]
+    assert run_loaders_at_once(append_args(tmp_path), inputs) == [0] * len(texts)
     [epic] = [e for e in pm_parse.parse_permanent(path.read_text()) if e.epic_id == "FEAT-005"]
     [gotchas] = [s for s in epic.subsections if s.label == "gotchas"]
     assert gotchas.entries[0] == "Stripe retries a webhook for three days"
