@@ -105,6 +105,9 @@ def test_golden_cases_cover_every_level_and_the_skip() -> None:
     assert "  summary: Nightly export of audit events" in blocks["v2-two-epics"]
     assert "Epic PAY-101 (Card vault):" in blocks["v1-then-v2"]
     assert "  summary: Token bucket per API key in Redis" in blocks["v1-then-v2"]
+    # A Keywords line is for recall and search: never a line of the block, never the summary.
+    assert "keywords" not in blocks["keywords"].lower().replace("gotchas: keywords: an", "")
+    assert "  summary: Postgres full-text search" in blocks["keywords"]
 
 
 def test_seed_golden_through_a_subprocess_matches() -> None:

@@ -46,6 +46,26 @@ def test_check_accepts_the_producer_v2_form(loader: Any, name: str) -> None:
     assert "Cross-cutting" not in expected and expected.count("no completion date") == 2
 
 
+def test_check_accepts_keywords_lines_silently(loader: Any, tmp_path: Path) -> None:
+    path = CASES / "keywords" / "permanent_memory.md"
+    expected = (CASES / "keywords" / "check.txt").read_text().replace("PATH", str(path))
+    assert loader(["check", str(path)]) == Result(0, expected, "")
+    assert "0 errors, 0 warnings" in expected
+    # A second one (a hand edit, or a line-based merge of two versions) is read past: a warning.
+    twice = tmp_path / "permanent_memory.md"
+    twice.write_text(
+        "## Epic: A — a\n**Completed:** 2026-01-01\n**Keywords:** x, y\n"
+        "### Gotchas\n- g\n**Keywords:** z\n"
+    )
+    assert loader(["check", str(twice)]) == Result(
+        0,
+        f"{twice}:6: warning: A: a second Keywords line (first at line 3): only the first is "
+        "read; put the terms on one line\n"
+        f"{twice}: 1 epic, 37 tokens (max 8000): 0 errors, 1 warning\n",
+        "",
+    )
+
+
 def test_check_a_clean_file(loader: Any) -> None:
     path = DEMO / ".claude" / "memory" / "permanent_memory.md"
     count, _engine, _source = pm_tokens.load_exact_counter()

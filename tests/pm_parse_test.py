@@ -328,6 +328,11 @@ def test_never_raises_and_finds_every_epic_heading(text: str) -> None:
             assert epic.start_line < index < epic.end_line
             assert lines[index].startswith("###")
         assert (epic.completed is None) == (epic.completed_line is None)
+        assert epic.keywords_line == (epic.keywords_lines[0] if epic.keywords_lines else None)
+        for index in epic.keywords_lines:
+            assert epic.start_line < index < epic.end_line
+            assert pm_parse.keywords_value(lines[index]) is not None
+        assert len(epic.keywords) <= pm_parse.MAX_KEYWORDS and all(epic.keywords)
         if epic.completed_line is not None:
             assert epic.start_line < epic.completed_line < epic.end_line
             assert epic.completed is not None and epic.completed in lines[epic.completed_line]
@@ -460,6 +465,7 @@ ADVERSARIAL_SHAPES = {
     "entry": "## Epic: A \u2014 b\n### Gotchas\n- a" + _RUN + "b (conf" + _RUN + "\n",
     "epic heading": "## Epic: A" + _RUN + "b" + _RUN + "#x\n",
     "completed line": "## Epic: A\n**Completed:** 2026" + _RUN + "x\n",
+    "keywords line": "## Epic: A\n**Keywords:** a" + _RUN + "," + _RUN + "b" + _RUN + "\n",
     "v2 marker": "## Epic: A\n<!-- af-memory:v2 -->" + _RUN + "x -->" + _RUN + "x\n",
     "comment": "## Epic: A\n<!-- -->" + _RUN + "x-->" + _RUN + "x\n",
 }
@@ -514,3 +520,99 @@ def test_doubling_an_adversarial_input_at_most_triples_its_parse_time(shape: str
 def test_parse_permanent_never_raises(text: str) -> None:
     epics = pm_parse.parse_permanent(text)
     assert isinstance(epics, list)
+
+
+# ---------------------------------------------------------------------------------------------
+# The Keywords line: terms for recall and search, never content
+
+
+def test_keywords_golden_case_records() -> None:
+    text = (CASES / "keywords" / "permanent_memory.md").read_text()
+    v1, v2, before_summary = parse_permanent(text)
+    lines = text.split("\n")
+    assert v1.keywords == ("luxon", "moment.js", "date-fns", "time zone", "DateTime", "calendar")
+    assert lines[v1.keywords_line or 0].startswith("**Keywords:**")
+    assert v1.completed == "2026-04-20T09:00:00Z" and v1.keywords_lines == (v1.keywords_line,)
+    assert v2.keywords == ("stripe", "checkout", "webhook", "invoice", "refund")
+    assert (
+        v2.summary == "Stripe Checkout for every card payment; the webhook marks the booking paid."
+    )
+    # Before the summary it is still the Keywords line, never the summary; inside a subsection
+    # a plain `Keywords: …` line is an entry.
+    assert before_summary.keywords == ("full-text search", "postgres tsvector", "typo tolerance")
+    assert before_summary.summary is not None and before_summary.summary.startswith("Postgres")
+    assert before_summary.first_entry("gotchas") == (
+        "Keywords: an accent in the query must be folded before matching"
+    )
+    for epic in (v1, v2, before_summary):
+        content = [e for sub in epic.subsections for e in sub.entries] + [epic.summary or ""]
+        assert not any(term in e for e in content for term in (", moment.js", ", checkout,"))
+        assert not any("tsvector, typo" in e for e in content)
+
+
+@pytest.mark.parametrize(
+    ("line", "keywords"),
+    [
+        ("**Keywords:** a, b", ("a", "b")),
+        ("**Keywords**: a,b", ("a", "b")),
+        ("Keywords: two words ,  x  ,, ,y,", ("two words", "x", "y")),
+        ("- **keywords:** A", ("A",)),
+        ("* KEYWORDS: a", ("a",)),
+        ("**Keywords: a, b**", ("a", "b")),
+        ("**Keywords:**", ()),
+        ("Keywords:", ()),
+    ],
+)
+def test_keywords_line_variants(line: str, keywords: tuple[str, ...]) -> None:
+    [epic] = parse_permanent(
+        f"## Epic: A — a\n**Completed:** 2026-01-01\n{line}\n### Gotchas\n- g\n"
+    )
+    assert (epic.keywords, epic.keywords_line) == (keywords, 2)
+    assert [sub.entries for sub in epic.subsections] == [("g",)]
+
+
+@pytest.mark.parametrize("line", ["Keywords a, b", "Keyword: a", "Keywordsx: a", "**Key:** a"])
+def test_not_a_keywords_line(line: str) -> None:
+    [epic] = parse_permanent(f"## Epic: A\n### Gotchas\n{line}\n")
+    assert (epic.keywords, epic.keywords_line, epic.keywords_lines) == ((), None, ())
+
+
+def test_only_the_first_keywords_line_counts_and_a_bold_one_is_read_after_subsections() -> None:
+    text = (
+        "## Epic: A\n### Gotchas\n- g\n**Keywords:** late, terms\n"
+        "### Patterns\nKeywords: plain is content\n**Keywords:** second\n"
+    )
+    [epic] = parse_permanent(text)
+    assert (epic.keywords, epic.keywords_line, epic.keywords_lines) == (
+        ("late", "terms"),
+        3,
+        (3, 6),
+    )
+    assert epic.first_entry("patterns") == "Keywords: plain is content"
+    # Inside a fence it is text of the fence, not the epic's Keywords line.
+    [fenced] = parse_permanent("## Epic: A\n### Gotchas\n```\n**Keywords:** x\n```\n")
+    assert fenced.keywords_line is None and fenced.first_entry("gotchas") == "**Keywords:** x"
+
+
+def test_keywords_are_bounded() -> None:
+    terms = ", ".join(f"t{n}" for n in range(60))
+    long = "x" * 59 + " y" + "z" * 10
+    [epic] = parse_permanent(f"## Epic: A\nKeywords: {long}, {terms}\n")
+    assert len(epic.keywords) == pm_parse.MAX_KEYWORDS == 40
+    assert epic.keywords[0] == "x" * 59 and epic.keywords[1:3] == ("t0", "t1")
+    assert all(len(t) <= pm_parse.MAX_KEYWORD_CHARS for t in epic.keywords)
+
+
+@given(
+    st.lists(
+        st.text(alphabet=st.characters(blacklist_characters=",\n\r*"), max_size=70), max_size=50
+    )
+)
+def test_keywords_are_the_trimmed_comma_separated_terms(parts: list[str]) -> None:
+    # Terms without commas, line ends or asterisks come back trimmed, empty ones dropped, cut
+    # and bounded; the line never becomes an entry or the summary.
+    text = f"## Epic: A\n<!-- af-memory:v2 -->\n**Keywords:** {', '.join(parts)}\nThe gist.\n"
+    [epic] = parse_permanent(text)
+    expected = [p.strip()[:60].rstrip() for p in parts]
+    assert list(epic.keywords) == [t for t in expected if t][:40]
+    assert epic.summary == "The gist." and epic.subsections == ()

@@ -781,6 +781,7 @@ LOADER_FRAGMENTS = [
     "### Anti-patterns to avoid",
     "### Conflicts encountered",
     "**Completed:** ",
+    "**Keywords:** ",
     "2026-05-01T00:00:00Z",
     "9999-99-99",
     "<!-- af-memory:v2 -->",

@@ -122,6 +122,16 @@ def _epic_findings(
                 f"{MAX_LINE_CHARS} characters and {Budget().epic_line_tokens} tokens)",
             )
         )
+    for index in epic.keywords_lines[1:]:
+        findings.append(
+            Finding(
+                index + 1,
+                WARNING,
+                f"{name}: a second Keywords line (first at line "
+                f"{(epic.keywords_line or 0) + 1}): only the first is read; put the terms on "
+                "one line",
+            )
+        )
     for label in LABELS:
         for position, sub in enumerate(epic.subsections):
             if sub.label != label:
@@ -176,6 +186,7 @@ def evidence_findings(
         name = safe_text(epic.epic_id) or "?"
         texts = [(epic.start_line, safe_text(epic.intent))]
         ignored = in_fence = False
+        metadata = set(epic.keywords_lines)  # never shown: a path there goes stale unseen
         for index in range(epic.start_line + 1, epic.end_line):
             line = lines[index]
             if line.lstrip(" \t").startswith(("```", "~~~")):
@@ -187,7 +198,7 @@ def evidence_findings(
                 continue
             if ignored or not line.strip() or (not in_fence and v2_marker(line) is not None):
                 continue
-            if not in_fence and completed_value(line) is not None:
+            if not in_fence and (completed_value(line) is not None or index in metadata):
                 continue
             texts.append((index, safe_text(entry_text(line))))
         for index, shown in texts:

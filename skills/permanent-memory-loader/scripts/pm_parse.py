@@ -114,6 +114,49 @@ def completed_value(line: str) -> str | None:
     return rest[1:].lstrip(_BLANK).lstrip("*").lstrip(_BLANK).rstrip(_BLANK)
 
 
+# An epic's `**Keywords:** term, term, …` line: words its author chose for finding the epic
+# (recall and `search` score them); never shown in a block. At most this many terms of at most
+# this many characters each are read.
+MAX_KEYWORDS = 40
+MAX_KEYWORD_CHARS = 60
+
+
+def keywords_value(line: str) -> str | None:
+    """What follows the key of a `**Keywords:** …` line (bold, list marker and case optional),
+    as written, or None."""
+    rest = line.lstrip(_BLANK)
+    if rest[:1] in ("-", "*") and rest[1:2] in (" ", "\t"):
+        rest = rest[1:].lstrip(_BLANK)
+    rest = rest.lstrip("*")
+    if rest[:8].lower() != "keywords":
+        return None
+    rest = rest[8:].lstrip("*").lstrip(_BLANK)
+    if rest[:1] != ":":
+        return None
+    return rest[1:].lstrip(_BLANK).lstrip("*").strip(_BLANK).rstrip("*").rstrip(_BLANK)
+
+
+def _is_bold_key(line: str) -> bool:
+    """The line's key is bold (`**Keywords:**`, `- **Keywords**:`): metadata wherever it is."""
+    rest = line.lstrip(_BLANK)
+    if rest[:1] in ("-", "*") and rest[1:2] in (" ", "\t"):
+        rest = rest[1:].lstrip(_BLANK)
+    return rest.startswith("**")
+
+
+def split_keywords(value: str) -> tuple[str, ...]:
+    """A Keywords value's terms: split at commas, trimmed, empty ones dropped, each cut to
+    MAX_KEYWORD_CHARS, at most MAX_KEYWORDS of them."""
+    found = []
+    for part in value.split(","):
+        term = part.strip()[:MAX_KEYWORD_CHARS].rstrip()
+        if term:
+            found.append(term)
+            if len(found) == MAX_KEYWORDS:
+                break
+    return tuple(found)
+
+
 def _strip_closing_hashes(text: str) -> str:
     # Only a closing run of `#` after a space ends the heading (CommonMark); `C#` keeps its `#`.
     trimmed = text.rstrip(_BLANK)
@@ -175,6 +218,11 @@ class Epic(NamedTuple):
     # entry, an unindented line) rather than continuing the one before it (an indented line
     # without a list marker, such as `  Rationale: …`, or a line of a fenced block).
     item_starts: tuple[tuple[bool, ...], ...] = ()
+    # The terms of the epic's first Keywords line (split_keywords), and that line; every line
+    # read as a Keywords line (only the first one's terms count).
+    keywords: tuple[str, ...] = ()
+    keywords_line: int | None = None
+    keywords_lines: tuple[int, ...] = ()
 
     def first_entry(self, label: str) -> str | None:
         """The first content line of the first subsection with this label that has one."""
@@ -289,6 +337,8 @@ def _parse_epic(heading_rest: str, lines: list[str], start: int, end: int) -> Ep
     heading_lines: list[int] = []
     completed_lines: list[int] = []
     marker_lines: list[int] = []
+    keywords: tuple[str, ...] = ()
+    keywords_lines: list[int] = []
     current: tuple[str, str] | None = None
     in_subsection = False
     want_summary = False
@@ -338,6 +388,14 @@ def _parse_epic(heading_rest: str, lines: list[str], start: int, end: int) -> Ep
                     completed = value
                     completed_line = index
                     continue
+        # A Keywords line: any form before the first `###` heading (never the v2 summary), only
+        # the bold form inside a subsection (a plain `Keywords: …` there is an entry).
+        terms = keywords_value(line)
+        if terms is not None and (not in_subsection or _is_bold_key(line)):
+            if not keywords_lines:
+                keywords = split_keywords(terms)
+            keywords_lines.append(index)
+            continue
         if _META_LINE.match(line):
             continue
         text = entry_text(line)
@@ -374,6 +432,9 @@ def _parse_epic(heading_rest: str, lines: list[str], start: int, end: int) -> Ep
         completed_lines=tuple(completed_lines),
         marker_lines=tuple(marker_lines),
         item_starts=tuple(tuple(starts[key]) for key in sections),
+        keywords=keywords,
+        keywords_line=keywords_lines[0] if keywords_lines else None,
+        keywords_lines=tuple(keywords_lines),
     )
 
 
