@@ -127,6 +127,77 @@ def test_the_golden_epic_loads_as_laid_out() -> None:
     ]
 
 
+KEYWORDS = CASES / "add-keywords"
+
+
+@pytest.mark.parametrize("schema", [2, 1])
+def test_add_writes_the_keywords_line_and_never_shows_it(
+    loader: Any, tmp_path: Path, schema: int
+) -> None:
+    # v2: right after the summary; v1: right after the Completed line. Each term once (case
+    # aside), empty ones dropped, in the order given; the block does not show the line.
+    lines = (KEYWORDS / "lines.txt").read_text(encoding="utf-8")
+    if schema == 1:
+        lines = "".join(line for line in lines.splitlines(True) if not line.startswith("summary"))
+    args = ["add", "--project-dir", str(tmp_path), "--lines", "-", "--schema", str(schema)]
+    result = loader([*args, "--now", "2026-05-15T14:00:00Z", *EST], lines)
+    path = memory_file(tmp_path)
+    golden = (KEYWORDS / f"v{schema}.md").read_text(encoding="utf-8")
+    assert result == Result(0, f"added DATES to {path} ({estimate(golden)} estimated tokens)\n", "")
+    assert path.read_text(encoding="utf-8") == golden
+    assert golden.split("\n")[3 if schema == 2 else 2] == (
+        "**Keywords:** luxon, dates, time zones, date formatting, moment, dayjs, date-fns"
+    )
+    loaded = loader(["load", "--file", str(path), "--now", "2026-06-01T00:00:00Z"])
+    expected = (KEYWORDS / "expected.txt").read_text(encoding="utf-8")
+    if schema == 1:
+        expected = expected.replace(
+            "  summary: Luxon for every date; timestamps stored in UTC.\n", ""
+        )
+    assert loaded == Result(0, expected, "")
+    checked = loader(["check", str(path), *EST])
+    assert checked.code == 0 and checked.out.endswith(": 0 errors, 0 warnings\n"), checked
+
+
+def test_add_reports_the_keywords_in_json(loader: Any, tmp_path: Path) -> None:
+    result = loader(
+        ["add", "--project-dir", str(tmp_path), "--input", "-", "--format", "json", *EST],
+        json.dumps({**OK, "keywords": ["Stripe", " webhooks ", "", "stripe", "idempotency key"]}),
+    )
+    assert result.code == 0, result.err
+    assert json.loads(result.out)["keywords"] == ["Stripe", "webhooks", "idempotency key"]
+    assert (
+        "\n**Keywords:** Stripe, webhooks, idempotency key\n" in memory_file(tmp_path).read_text()
+    )
+
+
+def test_keywords_are_cleaned_like_every_field() -> None:
+    entry, notes = pm_epic_input.read_entry(
+        {
+            **OK,
+            "keywords": [
+                "  time\tzones ",
+                "\u200bdate\u200b-fns",
+                "ghp_" + "A1b2C3d4E5" * 3,
+                "\x1b[31mmoment\x1b[0m",
+                "TIME ZONES",
+            ],
+        },
+        NOW,
+    )
+    assert [(k.where, k.text) for k in entry.keywords] == [
+        ("keywords[0]", "time zones"),
+        ("keywords[1]", "date-fns"),
+        ("keywords[3]", "moment"),
+    ]
+    assert [k.where for k in entry.repeated_keywords] == ["keywords[4]"]
+    assert notes == ["warning: keywords[2] held a secret; it is left out"]
+    assert "\n**Keywords:** time zones, date-fns, moment\n" in pm_epic_input.format_epic(entry)
+    # No keywords: no line.
+    plain, _ = pm_epic_input.read_entry({**OK, "keywords": ["", "  "]}, NOW)
+    assert "Keywords" not in pm_epic_input.format_epic(plain)
+
+
 def test_add_json_output(loader: Any, tmp_path: Path) -> None:
     case = CASES / "add-epic"
     result = loader(add_golden_v1(tmp_path, "--format", "json"))
@@ -139,6 +210,7 @@ def test_add_json_output(loader: Any, tmp_path: Path) -> None:
         "intent": "Invoice export to the ledger",
         "completed": "2026-05-15T14:00:00Z",
         "summary": None,
+        "keywords": [],
         "schema": 1,
         "sections": {
             "decisions": [
@@ -258,8 +330,8 @@ INVALID: list[tuple[object, str]] = [
     ),
     (
         {**OK, "decision": []},
-        "--input: unknown key 'decision' (known: id, intent, summary, completed, decisions, "
-        "gotchas, anti_patterns, patterns, conflicts, tentative)",
+        "--input: unknown key 'decision' (known: id, intent, summary, completed, keywords, "
+        "decisions, gotchas, anti_patterns, patterns, conflicts, tentative)",
     ),
     ({**OK, "decisions": "one"}, "decisions: must be a list, got text"),
     (
@@ -300,6 +372,36 @@ INVALID: list[tuple[object, str]] = [
     (
         {"id": "A-1", "intent": "x" * 3000},
         "intent: the epic is over 500 tokens even without its items; shorten the intent",
+    ),
+    (
+        {"id": "A-1", "intent": "x" * 2000, "keywords": ["k"]},
+        "intent: the epic is over 500 tokens even without its items; shorten the intent or "
+        "the keywords",
+    ),
+    (
+        {**OK, "keywords": "luxon, dates"},
+        'keywords: must be a list of terms, e.g. ["luxon", "time zones"], got text',
+    ),
+    ({**OK, "keywords": ["luxon", 3]}, "keywords[1]: must be text, got a number"),
+    ({**OK, "keywords": ["luxon", ["dates"]]}, "keywords[1]: must be text, got a list"),
+    (
+        {**OK, "keywords": ["luxon", "dates, time zones"]},
+        "keywords[1]: 'dates, time zones' holds a comma, which separates terms; give each term "
+        "as its own item",
+    ),
+    (
+        {**OK, "keywords": ["time\nzones"]},
+        "keywords[0]: holds a line break; give each term as its own item",
+    ),
+    (
+        {**OK, "keywords": ["time\r zones"]},
+        "keywords[0]: holds a line break; give each term as its own item",
+    ),
+    ({**OK, "keywords": ["k" * 61]}, "keywords[0]: 61 characters; at most 60"),
+    ({**OK, "keywords": [f"term {n}" for n in range(41)]}, "keywords: 41 terms; at most 40"),
+    (
+        {**OK, "keywords": [f"{n:02} " + "k" * 30 for n in range(13)]},
+        "keywords: 453 characters in all; at most 400",
     ),
 ]
 
@@ -660,7 +762,7 @@ JSON = st.recursive(
         JSON,
         st.fixed_dictionaries(
             {"id": IDS, "intent": TEXT},
-            optional={field: JSON for field in (*pm_epic_input.LIST_FIELDS, "completed")},
+            optional={field: JSON for field in (*pm_epic_input.LIST_FIELDS, "completed", "keywords")},
         ),
     )
 )

@@ -30,6 +30,15 @@ AWKWARD = """it's "quoted" $HOME `tick` {brace} C:\\dir\\file naïve 日本 — 
         ("gotchas:\n-\n", {"gotchas": [""]}),
         (f"gotchas:\n- {AWKWARD}\n", {"gotchas": [AWKWARD]}),
         ("id: A\r\nintent: B\r\n", {"id": "A", "intent": "B"}),
+        # keywords: a list on one line too, split at its commas (empty terms are add's to drop)
+        (
+            "keywords: luxon, time zones,,dayjs\n",
+            {"keywords": ["luxon", "time zones", "", "dayjs"]},
+        ),
+        ("keywords: luxon,\n  dates\n", {"keywords": ["luxon", "dates"]}),
+        ("keywords:\n- luxon\n- time zones\n", {"keywords": ["luxon", "time zones"]}),
+        ("keywords:\n", {"keywords": []}),
+        ("intent: a, b\n", {"intent": "a, b"}),
         ("", {}),
     ],
 )
@@ -126,6 +135,21 @@ def test_add_lines_errors_write_nothing(tmp_path: Path, capsys: pytest.CaptureFi
     )
     assert _add(tmp_path, "unknown", "--lines", "id: A\nintent: B\nnotes:\n- x\n") == (1, "")
     assert "unknown key 'notes'" in capsys.readouterr().err
+
+
+def test_add_lines_keywords_either_way(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    head = "id: A\nintent: B\n"
+    one_line = _add(tmp_path, "one", "--lines", head + "keywords: luxon, dates\n")
+    as_list = _add(tmp_path, "list", "--lines", head + "keywords:\n- luxon\n- dates\n")
+    assert one_line == as_list
+    assert "\n**Keywords:** luxon, dates\n" in one_line[1]
+    # A comma inside a list item is refused, naming the item.
+    bad = _add(tmp_path, "bad", "--lines", head + "keywords:\n- luxon\n- dates, times\n")
+    assert bad == (1, "")
+    assert capsys.readouterr().err == (
+        "error: keywords[1]: 'dates, times' holds a comma, which separates terms; give each "
+        "term as its own item\n"
+    )
 
 
 def test_add_takes_one_input(capsys: pytest.CaptureFixture[str]) -> None:

@@ -20,6 +20,7 @@ from pm_cli import PROG, say
 from pm_epic_input import (
     INTENT_WHAT,
     MAX_EPIC_TOKENS,
+    MAX_KEYWORDS,
     DuplicateEpic,
     Entry,
     InvalidEntry,
@@ -156,6 +157,7 @@ def add(args: argparse.Namespace) -> int:
                 "intent": entry.intent,
                 "completed": entry.completed,
                 "summary": entry.summary,
+                "keywords": [keyword.text for keyword in entry.keywords],
                 "schema": entry.schema,
                 "sections": stored_sections(entry),
                 "tokens": epic_tokens,
@@ -190,7 +192,7 @@ def kept_fields_notes(fields: object, entry: Entry, epic: Epic) -> list[str]:
             f"note: intent: {epic.epic_id} keeps its own ({memory_text.clean(epic.intent)!r}); "
             "--append adds entries only"
         )
-    for key in ("summary", "completed"):
+    for key in ("summary", "completed", "keywords"):
         if given.get(key) is not None:
             notes.append(f"note: {key}: {epic.epic_id} keeps its own; --append adds entries only")
     return notes
@@ -254,7 +256,8 @@ def build_parser() -> argparse.ArgumentParser:
         "add",
         "Append one epic section, in the v2 form (--schema 1: the v1 form), from JSON (--input) "
         "or the line form (--lines): id, intent, summary (one line, v2 only), completed "
-        "(default now), and lists decisions, gotchas, anti_patterns, patterns, conflicts, "
+        f"(default now), keywords (at most {MAX_KEYWORDS} terms recall finds the epic by, "
+        "never shown), and lists decisions, gotchas, anti_patterns, patterns, conflicts, "
         'tentative, each item text or {"text": ..., "confidence": 0-1}. Items under 0.7 '
         f"confidence go to Tentative; an epic over {MAX_EPIC_TOKENS} tokens loses its "
         "lowest-confidence items. Creates .claude/memory/ when missing. With --append, "

@@ -24,7 +24,7 @@ from pm_parse import LABELS, Epic, Subsection, entry_text, parse_iso_datetime, p
 # The JSON lists, in the order their subsections are written, and each one's heading.
 SECTION_FIELDS = ("decisions", "gotchas", "anti_patterns", "patterns", "conflicts")
 LIST_FIELDS = (*SECTION_FIELDS, "tentative")
-KEYS = ("id", "intent", "summary", "completed", *LIST_FIELDS)
+KEYS = ("id", "intent", "summary", "completed", "keywords", *LIST_FIELDS)
 SCHEMAS = (1, 2)
 ITEM_KEYS = ("text", "confidence")
 HEADINGS = {
@@ -53,6 +53,12 @@ MAX_ID_CHARS = 64  # what add accepts; the block shows at most pm_render.SHOWN_I
 _EPIC_ID = re.compile(rf"[A-Za-z0-9][A-Za-z0-9._:#/+-]{{0,{MAX_ID_CHARS - 1}}}")
 _NUMBER = re.compile(r"[0-9.]+")
 INTENT_WHAT = "one line saying what the epic did"
+# The epic's `**Keywords:**` line: terms recall and search find it by, never shown in a block.
+KEYWORDS_LABEL = "**Keywords:**"
+MAX_KEYWORDS = 40
+MAX_KEYWORD_CHARS = 60  # one term
+MAX_KEYWORDS_CHARS = 400  # the line's terms, joined with ", "
+KEYWORDS_WHAT = 'a list of terms, e.g. ["luxon", "time zones"]'
 
 Counter = Callable[[str], int]
 
@@ -82,6 +88,15 @@ class Item(NamedTuple):
         )
 
 
+class Keyword(NamedTuple):
+    position: int  # its index in the keywords list
+    text: str  # one line, cleaned, without a comma
+
+    @property
+    def where(self) -> str:
+        return f"keywords[{self.position}]"
+
+
 class Entry(NamedTuple):
     epic_id: str
     intent: str
@@ -89,6 +104,8 @@ class Entry(NamedTuple):
     items: tuple[Item, ...]  # list by list in LIST_FIELDS order, each in input order
     summary: str | None = None  # v2: the one line the loader shows first
     schema: int = 2  # the form written: 2 (marker, summary, typed entries) or 1 (prose)
+    keywords: tuple[Keyword, ...] = ()  # in input order, each term once (case aside)
+    repeated_keywords: tuple[Keyword, ...] = ()  # terms given again after an earlier one
 
 
 def _kind(value: object) -> str:
@@ -223,6 +240,72 @@ def _summary(data: dict[str, object], schema: int, notes: list[str]) -> str | No
     return text or None
 
 
+def keyword_key(text: str) -> str:
+    """What two terms that name the same thing share: case and runs of whitespace aside."""
+    return " ".join(text.split()).casefold()
+
+
+def keywords_line(terms: Sequence[str]) -> str:
+    return f"{KEYWORDS_LABEL} {', '.join(terms)}"
+
+
+def keywords_over(terms: Sequence[str]) -> str | None:
+    """What is over the limits of one Keywords line (the number of terms, all their
+    characters), or None when it is within them."""
+    if len(terms) > MAX_KEYWORDS:
+        return f"{len(terms)} terms; at most {MAX_KEYWORDS}"
+    joined = len(", ".join(terms))
+    if joined > MAX_KEYWORDS_CHARS:
+        return f"{joined} characters in all; at most {MAX_KEYWORDS_CHARS}"
+    return None
+
+
+def _keyword(value: object, index: int, notes: list[str]) -> Keyword | None:
+    where = f"keywords[{index}]"
+    if not isinstance(value, str):
+        raise InvalidEntry(f"{where}: must be text, got {_kind(value)}")
+    unsafe = memory_text.strip_unsafe(value)
+    if "\n" in unsafe:
+        raise InvalidEntry(f"{where}: holds a line break; give each term as its own item")
+    if "," in unsafe:
+        raise InvalidEntry(
+            f"{where}: {one_line(value)!r} holds a comma, which separates terms; give each "
+            "term as its own item"
+        )
+    text, count = memory_text.redact_secrets(one_line(value))
+    if count:  # a term is there to be matched: a redacted one matches nothing
+        notes.append(f"warning: {where} held a secret; it is left out")
+        return None
+    if len(text) > MAX_KEYWORD_CHARS:
+        raise InvalidEntry(f"{where}: {len(text)} characters; at most {MAX_KEYWORD_CHARS}")
+    return Keyword(index, text) if text else None
+
+
+def read_keywords(
+    value: object, notes: list[str]
+) -> tuple[tuple[Keyword, ...], tuple[Keyword, ...]]:
+    """The `keywords` list, cleaned, empty terms dropped: each term once (the first time,
+    case and spacing aside), and the terms given again."""
+    if value is None:
+        return (), ()
+    if not isinstance(value, list):
+        raise InvalidEntry(f"keywords: must be {KEYWORDS_WHAT}, got {_kind(value)}")
+    kept: list[Keyword] = []
+    repeated: list[Keyword] = []
+    seen: set[str] = set()
+    for index, term in enumerate(value):
+        keyword = _keyword(term, index, notes)
+        if keyword is None:
+            continue
+        key = keyword_key(keyword.text)
+        (repeated if key in seen else kept).append(keyword)
+        seen.add(key)
+    over = keywords_over([keyword.text for keyword in kept])
+    if over is not None:
+        raise InvalidEntry(f"keywords: {over}")
+    return tuple(kept), tuple(repeated)
+
+
 def read_entry(
     data: object, now: datetime, schema: int = 2, require_intent: bool = True
 ) -> tuple[Entry, list[str]]:
@@ -279,7 +362,9 @@ def read_entry(
             if item is not None:
                 items.append(item)
     summary = _summary(data, schema, notes)
-    return Entry(raw_id, intent, completed, tuple(items), summary, schema), notes
+    keywords, repeated = read_keywords(data.get("keywords"), notes)
+    entry = Entry(raw_id, intent, completed, tuple(items), summary, schema, keywords, repeated)
+    return entry, notes
 
 
 def sections(entry: Entry) -> list[tuple[str, list[Item]]]:
@@ -323,6 +408,8 @@ def format_epic(entry: Entry) -> str:
         lines = [heading, v2_marker(entry), *([entry.summary] if entry.summary else [])]
     else:
         lines = [heading, f"**Completed:** {entry.completed}"]
+    if entry.keywords:
+        lines.append(keywords_line([keyword.text for keyword in entry.keywords]))
     for field, items in sections(entry):
         lines.append("")
         lines.append(f"### {HEADINGS[field]}")
@@ -404,8 +491,9 @@ def fit_entry(
         return entry._replace(items=kept)
 
     if count(format_epic(entry_without(len(order)))) > limit:
+        shorten = "the intent or the keywords" if entry.keywords else "the intent"
         raise InvalidEntry(
-            f"intent: the epic is over {limit} tokens even without its items; shorten the intent"
+            f"intent: the epic is over {limit} tokens even without its items; shorten {shorten}"
         )
     left_out = fewest_that_fit(
         1, len(order), lambda n: count(format_epic(entry_without(n))) <= limit

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import re
 
+# The one field whose value is a list on one line too: `keywords: luxon, dates, time zones`.
+COMMA_LISTS = ("keywords",)
 _FIELD = re.compile(r"([A-Za-z][A-Za-z0-9_-]*):(?:[ \t]+(.*))?")
 FORM = "'name: value', 'name:' (a list follows) or '- item'"
 
@@ -17,7 +19,8 @@ class LinesError(ValueError):
 
 def parse_epic_lines(text: str) -> dict[str, str | list[str]]:
     """`name: value` -> text; `name:` then `- item` lines -> a list of texts. An indented line
-    continues the value or item above it (joined with a space); blank lines are skipped."""
+    continues the value or item above it (joined with a space); blank lines are skipped. The
+    value of `keywords` is a list either way: `keywords: a, b` is split at its commas."""
     fields: dict[str, str | list[str]] = {}
     current: str | None = None  # the field the last value or item belongs to
     for number, line in enumerate(text.replace("\r\n", "\n").split("\n"), start=1):
@@ -48,4 +51,8 @@ def parse_epic_lines(text: str) -> dict[str, str | list[str]]:
         rest = (rest or "").strip()
         fields[name] = rest if rest else []
         current = name
+    for name in COMMA_LISTS:
+        value = fields.get(name)
+        if isinstance(value, str):
+            fields[name] = [term.strip() for term in value.split(",")]
     return fields
