@@ -762,7 +762,9 @@ JSON = st.recursive(
         JSON,
         st.fixed_dictionaries(
             {"id": IDS, "intent": TEXT},
-            optional={field: JSON for field in (*pm_epic_input.LIST_FIELDS, "completed", "keywords")},
+            optional={
+                field: JSON for field in (*pm_epic_input.LIST_FIELDS, "completed", "keywords")
+            },
         ),
     )
 )
