@@ -127,6 +127,7 @@ ON_FILE = (
     "- store the raw event before handling it\n"
 )
 LESSON = "Stripe sends duplicate events; dedupe by event id"
+KEYWORDS = "Stripe, webhooks, duplicate events, idempotency"
 
 
 def remember_command(body: dict[str, Any]) -> str:
@@ -135,11 +136,13 @@ def remember_command(body: dict[str, Any]) -> str:
     tags, command_text = command_message(body, "project-memory:remember")
     [typed] = re.findall(r"<command-args>(.*?)</command-args>", tags, flags=re.DOTALL)
     assert typed.strip() in command_text  # $ARGUMENTS filled in
-    first = bash_block(command_text)[0]
+    lines = bash_block(command_text)
+    first = lines[0]
     assert first.endswith(f"{LOADER_SCRIPT}\" add --append --lines - <<'EPIC'"), first
+    assert any(line.startswith("keywords: ") for line in lines), lines  # the form it shows
     epics = re.findall(r"^Epic (\S+) \(", "\n".join(request_texts(body)), flags=re.MULTILINE)
     assert epics == ["FEAT-020"], epics
-    return f"{first}\nid: {epics[0]}\ngotchas:\n- {typed.strip()}\nEPIC"
+    return f"{first}\nid: {epics[0]}\nkeywords: {KEYWORDS}\ngotchas:\n- {typed.strip()}\nEPIC"
 
 
 def test_remember_appends_to_an_epic_on_file_and_the_next_prompt_carries_it(
@@ -167,12 +170,14 @@ def test_remember_appends_to_an_epic_on_file_and_the_next_prompt_carries_it(
     tokens = re.search(r" \((\d+) tokens\)\n", result.text)
     assert tokens is not None, result.text
     assert result.text == (
-        f"appended 1 entry to FEAT-020 in {memory} ({tokens.group(1)} tokens)\n  gotchas: {LESSON}"
+        f"appended 1 entry and 4 keywords to FEAT-020 in {memory} ({tokens.group(1)} tokens)\n"
+        f"  gotchas: {LESSON}\n  keywords: {KEYWORDS}"
     )
-    # A subsection the epic lacked, made in its place; every line on file kept.
+    # A subsection the epic lacked, made in its place, and the Keywords line after Completed;
+    # every line on file kept.
     assert memory.read_text(encoding="utf-8") == ON_FILE.replace(
         "### Patterns", f"### Gotchas discovered\n- {LESSON}\n\n### Patterns"
-    )
+    ).replace("12:00:00Z\n", f"12:00:00Z\n**Keywords:** {KEYWORDS}\n")
     show("remember: the command as the model got it", tags, command_text)
     show("remember: the model's call", remember_command(seen[0]))
     show("tool result", result.text)

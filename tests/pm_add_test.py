@@ -683,6 +683,7 @@ def entries(text: st.SearchStrategy[str]) -> st.SearchStrategy[dict[str, Any]]:
         {"id": IDS.filter(lambda i: i not in EXISTING_IDS), "intent": text},
         optional={
             "completed": st.datetimes(timezones=st.just(timezone.utc)).map(datetime.isoformat),
+            "keywords": st.lists(text.filter(lambda t: "," not in t), max_size=4),
             **{field: st.lists(item, max_size=3) for field in pm_epic_input.LIST_FIELDS},
         },
     )
@@ -709,10 +710,12 @@ def _add_pure(data: dict[str, Any], existing: str) -> tuple[pm_epic_input.Entry,
     return entry, new_text
 
 
-def _read_back(new_text: str) -> tuple[str, str, str | None, dict[str, list[str]]]:
+def _read_back(
+    new_text: str,
+) -> tuple[str, str, str | None, dict[str, list[str]], tuple[str, ...]]:
     epic = pm_parse.parse_permanent(new_text)[-1]
     subs = {sub.label: list(sub.entries) for sub in epic.subsections}
-    return epic.epic_id, epic.intent, epic.completed, subs
+    return epic.epic_id, epic.intent, epic.completed, subs, epic.keywords
 
 
 @settings(suppress_health_check=[HealthCheck.too_slow])
@@ -727,6 +730,7 @@ def test_the_loader_reads_back_exactly_what_add_wrote(data: dict[str, Any], exis
         entry.intent,
         entry.completed,
         pm_epic_input.stored_sections(entry),
+        tuple(keyword.text for keyword in entry.keywords),
     )
     assert new_text.startswith(existing.rstrip("\n"))
     assert pm_epic_input.find_placed(new_text, entry) is not None
@@ -737,8 +741,11 @@ def test_plain_text_is_read_back_as_given(data: dict[str, Any], existing: str) -
     added = _add_pure(data, existing)
     assert added is not None  # plain text is never refused
     entry, new_text = added
-    epic_id, intent, _completed, subs = _read_back(new_text)
+    epic_id, intent, _completed, subs, keywords = _read_back(new_text)
     assert (epic_id, intent) == (data["id"], " ".join(data["intent"].split()))
+    given_terms = [" ".join(term.split()) for term in data.get("keywords", [])]
+    unique = {term.casefold(): term for term in reversed(given_terms) if term}
+    assert sorted(keywords) == sorted(unique.values())
     given_texts = sorted(
         " ".join((item if isinstance(item, str) else item["text"]).split())
         for field in pm_epic_input.LIST_FIELDS
@@ -1020,3 +1027,130 @@ def test_concurrent_appends_to_one_epic_all_land(tmp_path: Path) -> None:
     assert gotchas.entries[0] == "Stripe retries a webhook for three days"
     assert sorted(gotchas.entries[1:]) == texts
     assert sorted(p.name for p in path.parent.iterdir()) == ["permanent_memory.md"]
+
+
+# add --append: keywords
+
+APPEND_KEYWORDS = CASES / "add-append-keywords"
+
+
+def append_keywords(loader: Any, project: Path, *extra: str) -> list[Result]:
+    """FEAT-005's entries and keywords (no Keywords line yet), then FEAT-013's keywords (onto
+    its line as a person wrote it)."""
+    return [
+        loader(
+            append_args(project, *extra),
+            (APPEND_KEYWORDS / f"lines-{epic}.txt").read_text(encoding="utf-8"),
+        )
+        for epic in ("005", "013")
+    ]
+
+
+def test_append_writes_and_merges_keywords_and_reports_them(loader: Any, tmp_path: Path) -> None:
+    path = append_project(tmp_path, (APPEND_KEYWORDS / "permanent_memory.md").read_bytes())
+    after = (APPEND_KEYWORDS / "after.md").read_text(encoding="utf-8")
+
+    def golden(name: str) -> Result:
+        text = (APPEND_KEYWORDS / name).read_text(encoding="utf-8")
+        return Result(0, text.replace("{path}", str(path)), "")
+
+    assert append_keywords(loader, tmp_path) == [golden("stdout-005.txt"), golden("stdout-013.txt")]
+    assert path.read_text(encoding="utf-8") == after
+    epics = {e.epic_id: e for e in pm_parse.parse_permanent(after)}
+    assert epics["FEAT-005"].keywords == ("Stripe", "webhooks", "idempotency", "event id")
+    assert epics["FEAT-013"].keywords == ("dunning", "card retries", "past due", "subscription")
+    # Only the Keywords lines and the new entry differ from the file as it was.
+    before = (APPEND_KEYWORDS / "permanent_memory.md").read_text(encoding="utf-8").split("\n")
+    assert [line for line in after.split("\n") if line not in before] == [
+        "**Keywords:** Stripe, webhooks, idempotency, event id",
+        "- Stripe sends duplicate events",
+        "- **Keywords:** dunning,  card retries, past due, subscription",
+    ]
+    assert [line for line in before if line not in after.split("\n")] == [
+        "- **Keywords:** dunning,  card retries,"
+    ]
+    checked = loader(["check", str(path), *EST])
+    assert checked.code == 0 and checked.out.endswith(": 0 errors, 0 warnings\n"), checked
+    # The block does not show them.
+    loaded = loader(["load", "--file", str(path), "--now", "2026-12-01T00:00:00Z"])
+    assert loaded.code == 0 and "idempotency" not in loaded.out and "past due" not in loaded.out
+    # The same again: everything is reported as there already, and nothing is rewritten.
+    stamp = path.stat().st_mtime_ns
+    assert append_keywords(loader, tmp_path) == [golden("again-005.txt"), golden("again-013.txt")]
+    assert path.read_text(encoding="utf-8") == after
+    assert path.stat().st_mtime_ns == stamp
+
+
+def test_append_keywords_keeps_crlf_a_bom_and_every_other_byte(loader: Any, tmp_path: Path) -> None:
+    text = (APPEND_KEYWORDS / "permanent_memory.md").read_text(encoding="utf-8")
+    path = append_project(tmp_path, ("\ufeff" + text.replace("\n", "\r\n")).encode())
+    assert [r.code for r in append_keywords(loader, tmp_path)] == [0, 0]
+    after = (APPEND_KEYWORDS / "after.md").read_text(encoding="utf-8")
+    assert path.read_bytes() == ("\ufeff" + after.replace("\n", "\r\n")).encode()
+
+
+def test_append_keywords_in_json(loader: Any, tmp_path: Path) -> None:
+    append_project(tmp_path, (APPEND_KEYWORDS / "permanent_memory.md").read_bytes())
+    lines = "id: FEAT-013\nkeywords: Dunning, past due\ngotchas:\n- cards expire\n"
+    result = loader(append_args(tmp_path, "--format", "json"), lines)
+    assert result.code == 0, result.err
+    report = json.loads(result.out)
+    assert {k: report[k] for k in ("action", "appended", "skipped", "left_out")} == {
+        "action": "appended",
+        "appended": [
+            {"where": "gotchas[0]", "label": "gotchas", "text": "cards expire"},
+            {"where": "keywords[1]", "label": "keywords", "text": "past due"},
+        ],
+        "skipped": [{"where": "keywords[0]", "label": "keywords", "text": "Dunning"}],
+        "left_out": [],
+    }
+
+
+def test_append_keywords_over_the_line_s_limits_are_left_out_with_a_note(
+    loader: Any, tmp_path: Path
+) -> None:
+    terms = ", ".join(f"term {n}" for n in range(39))
+    raw = (APPEND / "permanent_memory.md").read_text(encoding="utf-8")
+    path = append_project(
+        tmp_path, raw.replace("09:00:00Z\n", f"09:00:00Z\n**Keywords:** {terms}\n").encode()
+    )
+    result = loader(append_args(tmp_path), "id: FEAT-005\nkeywords: refunds, disputes, payouts\n")
+    assert result.code == 0
+    assert result.out.startswith(f"appended 1 keyword to FEAT-005 in {path} (")
+    assert result.err == (
+        "note: keywords: the Keywords line of FEAT-005 holds at most 40 terms, 400 characters "
+        "in all; left out 2: keywords[1] 'disputes', keywords[2] 'payouts'\n"
+    )
+    assert f"**Keywords:** {terms}, refunds\n" in path.read_text(encoding="utf-8")
+    full = path.read_bytes()
+    again = loader(append_args(tmp_path), "id: FEAT-005\nkeywords: payouts\n")
+    assert again.out == (
+        f"nothing appended to FEAT-005 in {path}: its Keywords line has no room for the new "
+        "keywords\n"
+    )
+    assert path.read_bytes() == full
+
+
+@pytest.mark.parametrize(
+    ("keywords", "error"),
+    [
+        (
+            "- webhooks, events",
+            "keywords[0]: 'webhooks, events' holds a comma, which separates terms",
+        ),
+        ("- " + "k" * 61, "keywords[0]: 61 characters; at most 60"),
+        ("- events*", "keywords[0]: the loader would read 'events*' back as 'events'; rephrase it"),
+    ],
+    ids=["comma", "long", "misread"],
+)
+def test_append_refuses_bad_keywords_and_writes_nothing(
+    loader: Any, tmp_path: Path, keywords: str, error: str
+) -> None:
+    path = append_project(tmp_path)
+    before = path.read_bytes()
+    result = loader(
+        append_args(tmp_path), f"id: FEAT-005\ngotchas:\n- new\nkeywords:\n{keywords}\n"
+    )
+    assert (result.code, result.out) == (1, "")
+    assert result.err.startswith(f"error: {error}") and result.err.count("\n") == 1
+    assert path.read_bytes() == before

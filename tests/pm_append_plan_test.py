@@ -100,6 +100,67 @@ CASES = [
         {"patterns": ["p"]},
         "## Epic: FEAT-1 — X\n**Completed:** 2026-01-01\n\n### Patterns that worked\n- p",
     ),
+    # Keywords: a new line where add writes it, or the terms appended to the line on file.
+    (
+        "keywords-v1-after-completed",
+        V1,
+        {"keywords": ["stripe", "webhooks"]},
+        V1.replace("09:00:00Z\n", "09:00:00Z\n**Keywords:** stripe, webhooks\n"),
+    ),
+    (
+        "keywords-v1-without-completed-after-the-heading",
+        "## Epic: FEAT-1 — X\n\n### Gotchas discovered\n- g\n",
+        {"keywords": ["x"], "gotchas": ["h"]},
+        "## Epic: FEAT-1 — X\n**Keywords:** x\n\n### Gotchas discovered\n- g\n- h\n",
+    ),
+    (
+        "keywords-v2-after-the-summary",
+        V2,
+        {"keywords": ["webhooks"]},
+        V2.replace("land once.\n", "land once.\n**Keywords:** webhooks\n"),
+    ),
+    (
+        "keywords-v2-without-summary-after-the-marker",
+        V2.replace("Webhooks land once.\n", ""),
+        {"keywords": ["webhooks"]},
+        V2.replace("Webhooks land once.\n", "**Keywords:** webhooks\n"),
+    ),
+    (
+        "keywords-an-epic-of-one-line",
+        "## Epic: FEAT-1 — X",
+        {"keywords": ["k"], "patterns": ["p"]},
+        "## Epic: FEAT-1 — X\n**Keywords:** k\n\n### Patterns that worked\n- p",
+    ),
+    (
+        "keywords-merged-into-the-line",
+        V1.replace("09:00:00Z\n", "09:00:00Z\n**Keywords:** Stripe,  webhooks   \n"),
+        {"keywords": ["events", "retries"]},
+        V1.replace("09:00:00Z\n", "09:00:00Z\n**Keywords:** Stripe,  webhooks, events, retries\n"),
+    ),
+    (
+        "keywords-merged-into-a-line-as-a-person-wrote-it",
+        V2.replace("land once.\n", "land once.\n- **keywords**: stripe,\n"),
+        {"keywords": ["events"]},
+        V2.replace("land once.\n", "land once.\n- **keywords**: stripe, events\n"),
+    ),
+    (
+        "keywords-merged-before-a-bold-closer",
+        V1.replace("09:00:00Z\n", "09:00:00Z\n**Keywords: stripe**\n"),
+        {"keywords": ["events"]},
+        V1.replace("09:00:00Z\n", "09:00:00Z\n**Keywords: stripe, events**\n"),
+    ),
+    (
+        "keywords-an-empty-line-gets-its-first-terms",
+        V1.replace("09:00:00Z\n", "09:00:00Z\n**Keywords:**\n"),
+        {"keywords": ["events", "stripe"]},
+        V1.replace("09:00:00Z\n", "09:00:00Z\n**Keywords:** events, stripe\n"),
+    ),
+    (  # a bold line counts in a subsection too; an item goes after it, as after any line
+        "keywords-a-line-inside-a-subsection-stays-there",
+        V1 + "**Keywords:** a\n",
+        {"keywords": ["b"], "patterns": ["p"]},
+        V1 + "**Keywords:** a, b\n- p\n",
+    ),
     (
         "the-next-epic-and-a-title-stay-put",
         "# T\n\n" + V1 + "\n## Epic: FEAT-2 — Y\n\n### Gotchas discovered\n- y\n",
@@ -124,6 +185,39 @@ def test_append_lays_out(text: str, fields: dict[str, Any], expected: str) -> No
         for value in fields.get(field, [])
     ]
     assert sorted(item.text for _label, item in result.added) == sorted(given_texts)
+    before = epic_named(text, "FEAT-1")
+    assert before is not None
+    assert result.epic.keywords == (*before.keywords, *(k.text for k in result.keywords))
+
+
+def test_keywords_already_there_or_given_twice_are_skipped() -> None:
+    text = V1.replace("09:00:00Z\n", "09:00:00Z\n**Keywords:** Stripe, webhooks\n")
+    result = appended(text, keywords=["STRIPE", "events", "Events", "web  hooks", "webhooks"])
+    assert [k.text for k in result.keywords] == ["events", "web hooks"]
+    assert [(s.item.where, s.label, s.item.text) for s in result.skipped] == [
+        ("keywords[0]", "keywords", "STRIPE"),
+        ("keywords[2]", "keywords", "Events"),
+        ("keywords[4]", "keywords", "webhooks"),
+    ]
+    # All of them there: nothing changes, nothing is rewritten.
+    again = append_entries(result.text, result.epic, entry(keywords=["stripe", "EVENTS"]))
+    assert (again.text, again.changed, len(again.skipped)) == (result.text, False, 2)
+
+
+def test_keywords_over_the_line_s_limits_are_left_out_in_order() -> None:
+    on_file = ", ".join(f"term {n}" for n in range(38))
+    text = V1.replace("09:00:00Z\n", f"09:00:00Z\n**Keywords:** {on_file}\n")
+    result = appended(text, keywords=["one", "two", "three"], gotchas=["g"])
+    assert [k.text for k in result.keywords] == ["one", "two"]
+    assert [k.where for k in result.left_out] == ["keywords[2]"]
+    assert len(result.epic.keywords) == pm_epic_input.MAX_KEYWORDS
+    long_terms = ", ".join("k" * 58 + f"{n:02}" for n in range(6))  # 370 characters
+    text = V1.replace("09:00:00Z\n", f"09:00:00Z\n**Keywords:** {long_terms}\n")
+    result = appended(text, keywords=["x" * 27, "y"])
+    assert [k.text for k in result.keywords] == ["x" * 27]  # 399 characters in all
+    assert [k.text for k in result.left_out] == ["y"]
+    full = appended(text.replace("k" * 58 + "05", "k" * 60), keywords=["z" * 40])
+    assert (full.changed, full.text) == (False, text.replace("k" * 58 + "05", "k" * 60))
 
 
 def test_entries_already_there_are_skipped_case_and_spacing_aside() -> None:
@@ -187,18 +281,37 @@ SUBSECTION = st.tuples(
     st.lists(WORD, max_size=3),
     st.integers(0, 2),
 )
+# An epic's Keywords line as people write it, or none.
+KEYWORDS_LINE = st.sampled_from(
+    [
+        None,
+        "**Keywords:** abc, X Y",
+        "**Keywords:**",
+        "- **keywords**: abc,  ",
+        "Keywords: b, a",
+        "**Keywords: a, b**",
+        "**Keywords:** ,, c ,",
+    ]
+)
 EPIC = st.tuples(
-    st.booleans(), st.lists(SUBSECTION, max_size=5, unique_by=lambda s: s[0]), st.booleans()
+    st.booleans(), st.lists(SUBSECTION, max_size=5, unique_by=lambda s: s[0]), KEYWORDS_LINE
 )
 
 
-def epic_text(epic_id: str, v2: bool, subsections: list[tuple[str, list[str], int]]) -> str:
+def epic_text(
+    epic_id: str,
+    v2: bool,
+    subsections: list[tuple[str, list[str], int]],
+    keywords: str | None = None,
+) -> str:
     lines = [f"## Epic: {epic_id} \u2014 Intent {epic_id}"]
     lines.append(
         f"<!-- af-memory:v2 epic={epic_id} items=1 completed=2026-01-01T00:00:00Z -->\nSummary."
         if v2
         else "**Completed:** 2026-01-01T00:00:00Z"
     )
+    if keywords is not None:
+        lines.append(keywords)
     for heading, items, blanks in subsections:
         lines.append(f"\n### {heading}")
         lines.extend(f"- {'[gotcha] ' if v2 else ''}{item}" for item in items)
@@ -214,16 +327,22 @@ FILE = st.tuples(
 ITEM = st.one_of(
     WORD, st.builds(lambda t, c: {"text": t, "confidence": c}, WORD, st.sampled_from([0.3, 0.9]))
 )
+TERM = st.text(st.sampled_from("abcXYZ 0'`$\\{}<>|:#-*"), max_size=8)
 FIELDS = st.fixed_dictionaries(
-    {}, optional={field: st.lists(ITEM, max_size=3) for field in pm_epic_input.LIST_FIELDS}
+    {},
+    optional={
+        **{field: st.lists(ITEM, max_size=3) for field in pm_epic_input.LIST_FIELDS},
+        "keywords": st.lists(TERM, max_size=4),
+    },
 )
+Parts = tuple[str, list[tuple[bool, list[Any], "str | None"]], str]
 
 
-def build_file(parts: tuple[str, list[tuple[bool, list[Any], bool]], str]) -> str:
+def build_file(parts: Parts) -> str:
     head, epics, tail = parts
     return (
         head
-        + "\n".join(epic_text(f"E-{n}", v2, subs) for n, (v2, subs, _) in enumerate(epics))
+        + "\n".join(epic_text(f"E-{n}", v2, subs, kw) for n, (v2, subs, kw) in enumerate(epics))
         + tail
     )
 
@@ -235,7 +354,7 @@ def is_subsequence(old: list[str], new: list[str]) -> bool:
 
 @given(parts=FILE, fields=FIELDS, which=st.integers(0, 2))
 def test_append_only_inserts_lines_and_is_idempotent(
-    parts: tuple[str, list[tuple[bool, list[Any], bool]], str], fields: dict[str, Any], which: int
+    parts: Parts, fields: dict[str, Any], which: int
 ) -> None:
     text = build_file(parts)
     epic_id = f"E-{which % len(parts[1])}"
@@ -249,9 +368,16 @@ def test_append_only_inserts_lines_and_is_idempotent(
     assert epic is not None
     before = pm_parse.parse_permanent(text)
     result = append_entries(text, epic, made)
-    # Every line on file is still there, in the same order.
-    assert is_subsequence(text.split("\n"), result.text.split("\n"))
-    assert len(result.text.split("\n")) >= len(text.split("\n"))
+    # Every line on file is still there, in the same order, but the epic's Keywords line,
+    # which may only grow at its end (before a bold closer).
+    old_lines, new_lines = text.split("\n"), result.text.split("\n")
+    changed = epic.keywords_line if result.keywords else None
+    kept = [line for n, line in enumerate(old_lines) if n != changed]
+    assert is_subsequence(kept, new_lines)
+    assert len(new_lines) >= len(old_lines) + (1 if result.keywords and changed is None else 0)
+    if changed is not None:
+        grown = old_lines[changed].rstrip(" \t").rstrip("*").rstrip(" \t,")
+        assert [line for line in new_lines if line not in kept and line.startswith(grown)]
     after = pm_parse.parse_permanent(result.text)
     assert [e.epic_id for e in after] == [e.epic_id for e in before]
     for old, new in zip(before, after):
@@ -259,14 +385,23 @@ def test_append_only_inserts_lines_and_is_idempotent(
         for sub in old.subsections:  # each subsection's entries come first, unchanged
             assert new_entries[(sub.label, sub.heading)][: len(sub.entries)] == sub.entries
         if old.epic_id != epic_id:
-            assert new.subsections == old.subsections
-    # Every item is in the epic now, written or skipped; skipped ones were there already.
+            assert (new.subsections, new.keywords) == (old.subsections, old.keywords)
+        else:  # the old terms, then exactly the new ones
+            assert new.keywords == (*old.keywords, *(k.text for k in result.keywords))
+    # Every item and term is in the epic now, written, skipped or (a term) left out; skipped
+    # ones were there already.
     mine = next(e for e in after if e.epic_id == epic_id)
     held = {entry_key(t) for sub in mine.subsections for t in sub.entries}
     assert {entry_key(item.text) for item in made.items} <= held
-    assert len(result.added) + len(result.skipped) == len(made.items)
+    given = len(made.items) + len(made.keywords) + len(made.repeated_keywords)
+    assert (
+        len(result.added) + len(result.keywords) + len(result.left_out) + len(result.skipped)
+        == given
+    )
+    terms = {entry_key(t) for t in mine.keywords}
+    assert {entry_key(k.text) for k in made.keywords if k not in result.left_out} <= terms
     # Again: nothing changes.
     again = append_entries(result.text, mine, made)
     assert again.text == result.text
-    assert again.added == ()
-    assert len(again.skipped) == len(made.items)
+    assert (again.added, again.keywords) == ((), ())
+    assert len(again.skipped) + len(again.left_out) == given

@@ -15,12 +15,13 @@ from pathlib import Path
 import memory_io
 import memory_text
 import pm_cli
-from pm_append_plan import Appended, append_entries, epic_named
+from pm_append_plan import KEYWORDS, Appended, append_entries, epic_named
 from pm_cli import PROG, say
 from pm_epic_input import (
     INTENT_WHAT,
     MAX_EPIC_TOKENS,
     MAX_KEYWORDS,
+    MAX_KEYWORDS_CHARS,
     DuplicateEpic,
     Entry,
     InvalidEntry,
@@ -116,7 +117,7 @@ def add(args: argparse.Namespace) -> int:
         if on_file is not None:
             appended = append_entries(old_text, on_file, entry)
             new_text = appended.text
-            action = "appended" if appended.added else "unchanged"
+            action = "appended" if appended.changed else "unchanged"
             notes.extend(kept_fields_notes(fields, entry, on_file))
         else:
             if prepared is None:
@@ -192,7 +193,7 @@ def kept_fields_notes(fields: object, entry: Entry, epic: Epic) -> list[str]:
             f"note: intent: {epic.epic_id} keeps its own ({memory_text.clean(epic.intent)!r}); "
             "--append adds entries only"
         )
-    for key in ("summary", "completed", "keywords"):
+    for key in ("summary", "completed"):
         if given.get(key) is not None:
             notes.append(f"note: {key}: {epic.epic_id} keeps its own; --append adds entries only")
     return notes
@@ -205,7 +206,14 @@ def report_append(
     lines = appended.text.split("\n")
     epic_tokens = counting.count("\n".join(lines[epic.start_line : epic.end_line]))
     file_tokens = counting.count(appended.text)
-    if appended.added:
+    if appended.left_out:
+        left = appended.left_out
+        say(
+            f"note: keywords: the Keywords line of {epic.epic_id} holds at most {MAX_KEYWORDS} "
+            f"terms, {MAX_KEYWORDS_CHARS} characters in all; left out {len(left)}: "
+            + ", ".join(f"{keyword.where} {keyword.text!r}" for keyword in left)
+        )
+    if appended.changed:
         over_skip_note(path, file_tokens, counting)
         if epic_tokens > MAX_EPIC_TOKENS:
             say(
@@ -220,12 +228,22 @@ def report_append(
                 "path": str(path),
                 "id": epic.epic_id,
                 "appended": [
-                    {"where": item.where, "label": label, "text": item.text}
-                    for label, item in appended.added
+                    *(
+                        {"where": item.where, "label": label, "text": item.text}
+                        for label, item in appended.added
+                    ),
+                    *(
+                        {"where": keyword.where, "label": KEYWORDS, "text": keyword.text}
+                        for keyword in appended.keywords
+                    ),
                 ],
                 "skipped": [
                     {"where": skip.item.where, "label": skip.label, "text": skip.item.text}
                     for skip in appended.skipped
+                ],
+                "left_out": [
+                    {"where": keyword.where, "label": KEYWORDS, "text": keyword.text}
+                    for keyword in appended.left_out
                 ],
                 "tokens": epic_tokens,
                 "file_tokens": file_tokens,
@@ -234,21 +252,37 @@ def report_append(
         )
         return 0
     out = []
-    if appended.added:
-        count = len(appended.added)
+    if appended.changed:
+        counted = [
+            _counted(len(appended.added), "entry", "entries"),
+            _counted(len(appended.keywords), "keyword", "keywords"),
+        ]
         out.append(
-            f"appended {count} {'entry' if count == 1 else 'entries'} to {epic.epic_id} in "
+            f"appended {' and '.join(part for part in counted if part)} to {epic.epic_id} in "
             f"{path} ({epic_tokens} {counting.unit})"
         )
         out.extend(f"  {label}: {item.text}" for label, item in appended.added)
+        if appended.keywords:
+            out.append(f"  {KEYWORDS}: " + ", ".join(k.text for k in appended.keywords))
     else:
-        out.append(f"nothing appended to {epic.epic_id} in {path}: it holds every entry already")
+        if appended.left_out:
+            why = "its Keywords line has no room for the new keywords"
+        elif any(skip.label == KEYWORDS for skip in appended.skipped):
+            why = "it holds every entry and keyword already"
+        else:
+            why = "it holds every entry already"
+        out.append(f"nothing appended to {epic.epic_id} in {path}: {why}")
     out.extend(
         f"skipped {skip.item.where}, already in {epic.epic_id} ({skip.label}): {skip.item.text}"
         for skip in appended.skipped
     )
     sys.stdout.write("".join(line + "\n" for line in out))
     return 0
+
+
+def _counted(count: int, one: str, many: str) -> str:
+    """`1 entry`, `3 entries`; "" for none."""
+    return f"{count} {one if count == 1 else many}" if count else ""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -261,7 +295,8 @@ def build_parser() -> argparse.ArgumentParser:
         'tentative, each item text or {"text": ..., "confidence": 0-1}. Items under 0.7 '
         f"confidence go to Tentative; an epic over {MAX_EPIC_TOKENS} tokens loses its "
         "lowest-confidence items. Creates .claude/memory/ when missing. With --append, "
-        "the items go into the epic already on file with that ID instead.",
+        "the items go into the epic already on file with that ID instead, and the keywords "
+        "onto its Keywords line.",
     )
     pm_cli.add_writing_options(parser)
     given = parser.add_mutually_exclusive_group(required=True)

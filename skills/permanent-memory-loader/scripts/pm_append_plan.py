@@ -1,11 +1,13 @@
 # `add --append`: new entries for an epic already in permanent_memory.md, each appended to its
 # subsection of that epic (a missing subsection is created where the canonical order puts it),
-# entries the epic already holds skipped. Pure: text in, text out; pm_add reads and writes the
-# file under the folder's lock.
+# entries the epic already holds skipped; new keywords appended to its Keywords line (the line
+# is created where add writes it when the epic has none). Pure: text in, text out; pm_add reads
+# and writes the file under the folder's lock.
 #
-# Only lines are inserted: every line of the file before the append is in the new text, in the
-# same order and unchanged, so nothing a person wrote is lost or moved. The new text is parsed
-# again and must read back as the old epic plus exactly the appended entries.
+# Only lines are inserted, and the Keywords line extended: every other line of the file before
+# the append is in the new text, in the same order and unchanged, so nothing a person wrote is
+# lost or moved. The new text is parsed again and must read back as the old epic plus exactly
+# the appended entries and keywords.
 from __future__ import annotations
 
 from typing import NamedTuple
@@ -14,14 +16,19 @@ import memory_text
 from pm_epic_input import (
     FIELD_LABELS,
     HEADINGS,
+    KEYWORDS_LABEL,
     DuplicateEpic,
     Entry,
     Item,
+    Keyword,
     item_line,
+    keywords_over,
     sections,
 )
 from pm_errors import LoaderError
-from pm_parse import LABELS, Epic, parse_permanent
+from pm_parse import LABELS, Epic, entry_text, keywords_value, parse_permanent
+
+KEYWORDS = "keywords"  # the label the reports give the Keywords line
 
 LABEL_FIELDS = {label: field for field, label in FIELD_LABELS.items()}
 
@@ -31,15 +38,21 @@ class AppendRefused(LoaderError):
 
 
 class Skipped(NamedTuple):
-    item: Item
-    label: str  # the label of the subsection that already holds it
+    item: Item | Keyword
+    label: str  # the label of the subsection that already holds it; "keywords" for a term
 
 
 class Appended(NamedTuple):
     text: str  # the file's new text (the old one when nothing was appended)
     epic: Epic  # the epic as the loader reads it from `text`
     added: tuple[tuple[str, Item], ...]  # (label, item) in the order they were written
-    skipped: tuple[Skipped, ...]  # in input order
+    skipped: tuple[Skipped, ...]  # in input order, the items' then the keywords'
+    keywords: tuple[Keyword, ...] = ()  # the terms added to the Keywords line, in order
+    left_out: tuple[Keyword, ...] = ()  # new terms over the line's limits, not written
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.keywords)
 
 
 def entry_key(text: str) -> str:
@@ -74,6 +87,67 @@ def _split_new(epic: Epic, entry: Entry) -> tuple[list[Item], list[Skipped]]:
         seen[key] = FIELD_LABELS["tentative" if item.tentative else item.field]
         new.append(item)
     return new, skipped
+
+
+def _split_new_keywords(
+    epic: Epic, entry: Entry
+) -> tuple[list[Keyword], list[Keyword], list[Skipped]]:
+    """The entry's terms the epic's Keywords line does not hold yet (case and spacing aside),
+    those of them over the line's limits, and the others (given again, or there already)."""
+    seen = {entry_key(term) for term in epic.keywords}
+    new: list[Keyword] = []
+    skipped = [Skipped(keyword, KEYWORDS) for keyword in entry.repeated_keywords]
+    for keyword in entry.keywords:
+        key = entry_key(keyword.text)
+        if key in seen:
+            skipped.append(Skipped(keyword, KEYWORDS))
+            continue
+        seen.add(key)
+        new.append(keyword)
+    kept = list(epic.keywords)
+    fits: list[Keyword] = []
+    left_out: list[Keyword] = []
+    for keyword in new:  # in order: the first ones that fit are kept
+        if not left_out and keywords_over([*kept, keyword.text]) is None:
+            kept.append(keyword.text)
+            fits.append(keyword)
+        else:
+            left_out.append(keyword)
+    skipped.sort(key=lambda skip: skip.item.position)
+    return fits, left_out, skipped
+
+
+def extended_keywords_line(line: str, had_terms: bool, terms: list[str]) -> str:
+    """A Keywords line as written with `terms` appended: after its last term (before a bold
+    closer such as the `**` of `**Keywords: a, b**`), or after the key when it has none."""
+    body = line.rstrip(" \t")
+    added = ", ".join(terms)
+    if not had_terms:
+        return f"{body} {added}"
+    stars = len(body) - len(body.rstrip("*"))
+    head, tail = (body[:-stars], body[-stars:]) if stars else (body, "")
+    head = head.rstrip(" \t")
+    separator = " " if head.endswith(",") else ", "
+    return f"{head}{separator}{added}{tail}"
+
+
+def keywords_at(lines: list[str], epic: Epic) -> int:
+    """Where a new Keywords line goes: right after a v2 epic's summary (its marker when it has
+    none), right after a v1 epic's Completed line (its heading when it has none), before the
+    epic's first `###` heading either way."""
+    first_heading = min(epic.heading_lines, default=epic.end_line)
+    after = epic.start_line
+    if epic.schema == 2 and epic.marker_lines and epic.marker_lines[0] < first_heading:
+        after = epic.marker_lines[0]
+        if epic.summary is not None:
+            for index in range(after + 1, first_heading):
+                line = lines[index]
+                if keywords_value(line) is None and entry_text(line) == epic.summary:
+                    after = index
+                    break
+    elif epic.completed_line is not None and epic.completed_line < first_heading:
+        after = epic.completed_line
+    return after + 1
 
 
 def _last_text_line(lines: list[str], start: int, end: int) -> int:
@@ -121,7 +195,7 @@ def _read_back(epic: Epic) -> tuple[object, ...]:
 
 
 def _whole(epic: Epic) -> tuple[object, ...]:
-    return (*_read_back(epic), epic.subsections)
+    return (*_read_back(epic), epic.subsections, epic.keywords)
 
 
 def append_entries(existing: str, epic: Epic, entry: Entry) -> Appended:
@@ -129,8 +203,10 @@ def append_entries(existing: str, epic: Epic, entry: Entry) -> Appended:
     epic's subsections. The entry's own ID, intent, summary and completion are not used: the
     epic keeps its own. Items are written in the epic's form (v2: tagged with their kind)."""
     new, skipped = _split_new(epic, entry)
-    if not new:
-        return Appended(existing, epic, (), tuple(skipped))
+    terms, left_out, skipped_terms = _split_new_keywords(epic, entry)
+    skipped.extend(skipped_terms)
+    if not new and not terms:
+        return Appended(existing, epic, (), tuple(skipped), (), tuple(left_out))
     laid_out: list[tuple[str, list[str]]] = []
     added: list[tuple[str, Item]] = []
     for field, items in sections(entry._replace(items=tuple(new))):
@@ -144,7 +220,16 @@ def append_entries(existing: str, epic: Epic, entry: Entry) -> Appended:
         laid_out.append((label, tagged))
         added.extend((label, item) for item in items)
     lines = existing.split("\n")
-    inserts = sorted(_insertions(lines, epic, laid_out), key=lambda found: found[:2])
+    inserts = _insertions(lines, epic, laid_out)
+    if terms:
+        texts = [keyword.text for keyword in terms]
+        if epic.keywords_line is not None:  # the one line that changes, in place
+            at_line = epic.keywords_line
+            lines = [*lines]
+            lines[at_line] = extended_keywords_line(lines[at_line], bool(epic.keywords), texts)
+        else:  # before anything else inserted at the same place
+            inserts.append((keywords_at(lines, epic), -1, [f"{KEYWORDS_LABEL} {', '.join(texts)}"]))
+    inserts.sort(key=lambda found: found[:2])
     out: list[str] = []
     at = 0
     for index, _rank, block in inserts:
@@ -153,16 +238,26 @@ def append_entries(existing: str, epic: Epic, entry: Entry) -> Appended:
         at = index
     out.extend(lines[at:])
     text = "\n".join(out)
-    return Appended(text, _verified(existing, text, epic, added), tuple(added), tuple(skipped))
+    verified = _verified(existing, text, epic, added, terms)
+    return Appended(text, verified, tuple(added), tuple(skipped), tuple(terms), tuple(left_out))
 
 
-def _verified(old_text: str, text: str, epic: Epic, added: list[tuple[str, Item]]) -> Epic:
+def _verified(
+    old_text: str, text: str, epic: Epic, added: list[tuple[str, Item]], terms: list[Keyword]
+) -> Epic:
     """The appended epic as the loader reads it, after checking it reads the old entries, then
-    the new ones, in each subsection, and every other epic as before."""
+    the new ones, in each subsection, the old keywords then the new ones, and every other epic
+    as before."""
     others_before = [_whole(e) for e in parse_permanent(old_text) if e.epic_id != epic.epic_id]
     after = parse_permanent(text)
     others_after = [_whole(e) for e in after if e.epic_id != epic.epic_id]
     mine = [e for e in after if e.epic_id == epic.epic_id]
+    if len(mine) == 1 and mine[0].keywords != (*epic.keywords, *(k.text for k in terms)):
+        raise AppendRefused(
+            f"the loader would not read the keywords appended to {epic.epic_id} back as "
+            f"written (its Keywords line, line {(epic.keywords_line or 0) + 1}, is unusual: "
+            "add them to it by hand); nothing was written"
+        )
     if len(mine) == 1 and others_before == others_after and _read_back(mine[0]) == _read_back(epic):
         expected = _entries_by_section(epic)
         headings: dict[str, str] = {}

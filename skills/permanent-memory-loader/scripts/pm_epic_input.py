@@ -19,7 +19,16 @@ from typing import NamedTuple
 import memory_text
 from pm_errors import LoaderError
 from pm_fit import fewest_that_fit
-from pm_parse import LABELS, Epic, Subsection, entry_text, parse_iso_datetime, parse_permanent
+from pm_parse import (
+    LABELS,
+    Epic,
+    Subsection,
+    entry_text,
+    keywords_value,
+    parse_iso_datetime,
+    parse_permanent,
+    split_keywords,
+)
 
 # The JSON lists, in the order their subsections are written, and each one's heading.
 SECTION_FIELDS = ("decisions", "gotchas", "anti_patterns", "patterns", "conflicts")
@@ -278,7 +287,12 @@ def _keyword(value: object, index: int, notes: list[str]) -> Keyword | None:
         return None
     if len(text) > MAX_KEYWORD_CHARS:
         raise InvalidEntry(f"{where}: {len(text)} characters; at most {MAX_KEYWORD_CHARS}")
-    return Keyword(index, text) if text else None
+    if not text:
+        return None
+    read = split_keywords(keywords_value(keywords_line([text])) or "")
+    if read != (text,):  # alone on the line it is first and last: what the key's bold takes
+        raise InvalidEntry(misread_keyword([Keyword(index, text)], read))
+    return Keyword(index, text)
 
 
 def read_keywords(
@@ -427,18 +441,19 @@ def stored_sections(entry: Entry) -> dict[str, list[str]]:
 
 def expected_epic(
     entry: Entry,
-) -> tuple[str, str, str, tuple[Subsection, ...], str | None, int]:
+) -> tuple[str, str, str, tuple[Subsection, ...], str | None, int, tuple[str, ...]]:
     subs = tuple(
         Subsection(FIELD_LABELS[field], HEADINGS[field], tuple(item.text for item in items))
         for field, items in sections(entry)
     )
     summary = entry.summary if entry.schema == 2 else None
-    return entry.epic_id, entry.intent, entry.completed, subs, summary, entry.schema
+    terms = tuple(keyword.text for keyword in entry.keywords)
+    return entry.epic_id, entry.intent, entry.completed, subs, summary, entry.schema, terms
 
 
 def _read_back(
     epic: Epic,
-) -> tuple[str, str, str | None, tuple[Subsection, ...], str | None, int]:
+) -> tuple[str, str, str | None, tuple[Subsection, ...], str | None, int, tuple[str, ...]]:
     return (
         epic.epic_id,
         epic.intent,
@@ -446,7 +461,21 @@ def _read_back(
         epic.subsections,
         epic.summary,
         epic.schema,
+        epic.keywords,
     )
+
+
+def misread_keyword(keywords: Sequence[Keyword], read: Sequence[str]) -> str:
+    """The error for the first term the loader does not read back as written."""
+    for index, keyword in enumerate(keywords):
+        back = read[index] if index < len(read) else None
+        if back != keyword.text:
+            shown = "nothing" if back is None else repr(back)
+            return (
+                f"{keyword.where}: the loader would read {keyword.text!r} back as {shown}; "
+                "rephrase it"
+            )
+    return "keywords: the loader would not read the Keywords line back as written"
 
 
 def verify_epic(entry: Entry, text: str) -> None:
@@ -463,6 +492,8 @@ def verify_epic(entry: Entry, text: str) -> None:
             "summary: the loader would not read it back as the summary (it reads "
             f"{parsed[0].summary!r}); rephrase it"
         )
+    if len(parsed) == 1 and parsed[0].keywords != expected_epic(entry)[-1]:
+        raise InvalidEntry(misread_keyword(entry.keywords, parsed[0].keywords))
     raise InvalidEntry(  # every item text is settled above, so only a loader change gets here
         "the loader would not read this epic back as written; report it with the --input JSON"
     )
