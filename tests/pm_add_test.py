@@ -142,7 +142,9 @@ def test_add_writes_the_keywords_line_and_never_shows_it(
     args = ["add", "--project-dir", str(tmp_path), "--lines", "-", "--schema", str(schema)]
     result = loader([*args, "--now", "2026-05-15T14:00:00Z", *EST], lines)
     path = memory_file(tmp_path)
-    golden = (KEYWORDS / f"v{schema}.md").read_text(encoding="utf-8")
+    golden = (KEYWORDS / ("permanent_memory.md" if schema == 2 else "v1.md")).read_text(
+        encoding="utf-8"
+    )
     assert result == Result(0, f"added DATES to {path} ({estimate(golden)} estimated tokens)\n", "")
     assert path.read_text(encoding="utf-8") == golden
     assert golden.split("\n")[3 if schema == 2 else 2] == (
