@@ -253,6 +253,17 @@ def test_an_open_fence_is_refused() -> None:
         appended(text, patterns=["another"])
 
 
+def test_a_keywords_line_the_terms_would_not_read_back_from_is_refused() -> None:
+    # `**Keywords:** *` holds no term; `* events` after it would read back as one term.
+    text = V1.replace("09:00:00Z\n", "09:00:00Z\n**Keywords:** *\n")
+    with pytest.raises(AppendRefused) as caught:
+        appended(text, keywords=["events"], gotchas=["g"])
+    assert str(caught.value) == (
+        "the loader would not read the keywords appended to FEAT-1 back as written (its "
+        "Keywords line, line 3, is unusual: add them to it by hand); nothing was written"
+    )
+
+
 def test_an_epic_twice_in_the_file_is_refused() -> None:
     with pytest.raises(pm_epic_input.DuplicateEpic, match=r"FEAT-1 is in the file 2 times"):
         epic_named(V1 + "\n" + V1, "FEAT-1")

@@ -253,10 +253,15 @@ def _verified(
     others_after = [_whole(e) for e in after if e.epic_id != epic.epic_id]
     mine = [e for e in after if e.epic_id == epic.epic_id]
     if len(mine) == 1 and mine[0].keywords != (*epic.keywords, *(k.text for k in terms)):
+        where = (
+            f" (its Keywords line, line {epic.keywords_line + 1}, is unusual: add them to it "
+            "by hand)"
+            if epic.keywords_line is not None
+            else ""
+        )
         raise AppendRefused(
             f"the loader would not read the keywords appended to {epic.epic_id} back as "
-            f"written (its Keywords line, line {(epic.keywords_line or 0) + 1}, is unusual: "
-            "add them to it by hand); nothing was written"
+            f"written{where}; nothing was written"
         )
     if len(mine) == 1 and others_before == others_after and _read_back(mine[0]) == _read_back(epic):
         expected = _entries_by_section(epic)
