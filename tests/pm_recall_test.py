@@ -315,3 +315,76 @@ def test_an_entry_matching_one_word_gets_no_support_from_its_epic() -> None:
     for score, terms in alone:
         assert terms == ["webhook", "one word only: no support from the epic"]
         assert score < pm_recall.THRESHOLD
+
+
+KEYWORDS = """\
+## Epic: OLD-001 — Date handling
+**Completed:** 2024-01-01T00:00:00Z
+**Keywords:** luxon, dayjs, date library, Moment.js, moment
+
+### Architectural decisions
+- luxon is the one date library in the app
+- a zone is passed to every formatter
+
+## Epic: PAY-002 — Card payments
+**Completed:** 2024-02-01T00:00:00Z
+**Keywords:** stripe, checkout session
+
+### Gotchas discovered
+- webhooks can arrive twice
+"""
+
+
+def test_a_keyword_the_prompt_names_adds_its_worth_to_every_entry_of_its_epic() -> None:
+    index = index_of(KEYWORDS)
+    scores, matched, _ = pm_recall.score(index, "swap dayjs in for the formatter")
+    by_line = {index["entries"][n][3]: (round(scores[n], 3), matched[n]) for n in scores}
+    worth = pm_recall_index.KEYWORD_WEIGHT  # dayjs: a word of one epic, in no entry's text
+    assert by_line == {
+        "OLD-001 decisions: luxon is the one date library in the app": (
+            round(worth, 3),
+            ["kw:dayj", "keywords only: no support from the epic"],
+        ),
+        "OLD-001 decisions: a zone is passed to every formatter": (
+            by_line["OLD-001 decisions: a zone is passed to every formatter"][0],
+            ["formatter", "kw:dayj", "one word only: no support from the epic"],
+        ),
+    }
+    # The keyword is not a word of the entry's own: it brings no support from the epic.
+    assert by_line["OLD-001 decisions: a zone is passed to every formatter"][0] > worth
+
+
+def test_a_keyword_matches_whole_and_each_word_counts_once_per_epic() -> None:
+    index = index_of(KEYWORDS)
+    # "checkout" alone is not the keyword "checkout session": nothing of PAY-002 matches.
+    assert pm_recall.score(index, "the checkout page is slow")[0] == {}
+    whole, matched, _ = pm_recall.score(index, "a new checkout session flow")
+    assert {index["entries"][n][1] for n in whole} == {"PAY-002"}
+    assert matched[min(whole)][0] == "kw:checkout session"
+    # "moment" is in two keywords (Moment.js, moment): named by both, it counts once.
+    once, matched, _ = pm_recall.score(index, "drop moment.js")
+    assert matched[1][:2] == ["kw:moment js", "kw:moment"]  # in the line's order
+    js = pm_recall.score(index, "drop js")[0]  # no keyword: js alone is not Moment.js
+    assert js == {}
+    rare = pm_recall_index.KEYWORD_WEIGHT
+    assert [round(v, 3) for v in once.values()] == [round(2 * rare, 3)] * 2
+
+
+def test_keywords_are_cleaned_and_their_words_count_as_epic_text() -> None:
+    # A keyword is epic-level text, like the intent: it makes its words more common once per
+    # epic, however many entries the epic has; a redacted keyword matches nothing.
+    secret = "AKIAIOSFODNN7EXAMPLE"
+    index = index_of(KEYWORDS.replace("stripe,", f"stripe, {secret},"))
+    assert [k[0] for k in index["keywords"]] == [
+        ("strip",), ("redact",), ("checkout", "session"),  # the newest epic first
+        ("luxon",), ("dayj",), ("dat", "library"), ("moment", "js"), ("moment",),
+    ]  # fmt: skip
+    assert pm_recall.score(index, secret)[0] == {}
+    # luxon: in one entry's text and in the keywords, one epic: as common as two holders.
+    value = pm_recall_index.KEYWORD_WEIGHT * pm_recall_index.idf(5, 2) / pm_recall_index.idf(5, 1)
+    assert index["keywords"][3][1] == (pytest.approx(value),)
+
+
+def test_no_keywords_no_keyword_tables() -> None:
+    index = index_of(MEMORY)
+    assert (index["keywords"], index["keyword_words"]) == ([], {})

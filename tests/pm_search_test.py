@@ -34,6 +34,27 @@ def test_golden_output(isolated_env: Path, loader: Any, args: list[str], expecte
     assert result.out == (CASE / expected).read_text(encoding="utf-8")
 
 
+KEYWORDS_CASE = CASE.parent / "keywords"
+KEYWORDS_GOLDEN = [
+    (["inspect", "--prompt", "Could the booking calendar use date-fns instead?"],
+     "inspect-keywords.txt"),
+    (["search", "refund", "--format", "json", "--limit", "1"], "search-keywords.json"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("args", "expected"), KEYWORDS_GOLDEN, ids=["inspect", "search"])
+def test_keyword_matches_are_shown(
+    isolated_env: Path, loader: Any, args: list[str], expected: str
+) -> None:
+    # An epic's Keywords line finds it and inspect and search say so (`kw:` before the terms
+    # of a keyword the prompt names); the line itself is never an entry.
+    memory = KEYWORDS_CASE / "permanent_memory.md"
+    result = loader([*args, "--file", str(memory), "--now", "2026-06-01T00:00:00Z"])
+    assert (result.code, result.err) == (0, "")
+    assert result.out == (KEYWORDS_CASE / expected).read_text(encoding="utf-8")
+    assert "kw:" in result.out and "Keywords:** " not in result.out
+
+
 def test_search_reads_the_archive_beside_a_named_file(
     isolated_env: Path, loader: Any, tmp_path: Path
 ) -> None:

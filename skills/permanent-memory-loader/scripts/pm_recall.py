@@ -7,7 +7,7 @@
 # references/recall.md explains the scoring and the threshold.
 # No `from __future__ import annotations`: it is an import too; annotations here are strings.
 STAMP = "[permanent-memory | trust:file]"  # pm_render.STAMP (a test keeps them equal)
-INDEX_FORMAT = 3
+INDEX_FORMAT = 4
 # A term's posting is one bytes object: its weight in each entry that has it (32-bit floats),
 # then those entries' numbers (unsigned 16-bit; MAX_ENTRIES in pm_recall_index fits), machine
 # values read back with memoryview.cast: unmarshalling tens of thousands of int and float
@@ -39,6 +39,9 @@ if TYPE_CHECKING:
     # key, epic ID, label, the line as shown, its tokens (newline included), whether the
     # session-start block shows it, where it is kept (the memory file or archive/NAME), its text
     Entry = tuple[str, str, str, str, int, bool, str, str]
+    # a keyword's words, the worth of each (in units of one rare word), its epic's first entry
+    # and one past its last
+    Keyword = tuple[tuple[str, ...], tuple[float, ...], int, int]
 
     class Index(TypedDict):
         format: int
@@ -49,6 +52,8 @@ if TYPE_CHECKING:
         stamp_tokens: int  # the stamp line's
         header_tokens: tuple[int, ...]  # the header line's, for 1, 2, … epics
         common: tuple[str, ...]  # terms left out as too common in this file
+        keyword_words: dict[str, tuple[int, ...]]  # a keyword's first word: its keywords
+        keywords: list[Keyword]
 
 
 # English function words and the words of requests ("please add support for …"): they say
@@ -207,7 +212,8 @@ def score(
                 words[entry] = words.get(entry, 0) + 1
             if explain:
                 matched.setdefault(entry, []).append(term)
-    scores = with_epic_support(index, scores, words, matched if explain else None)
+    named = named_keywords(index, found)
+    scores = with_epic_support(index, scores, words, named, matched if explain else None)
     for epic_id in named_epics(index, text):
         for entry in index["ids"][epic_id]:
             scores[entry] = scores.get(entry, 0.0) + ID_BONUS
@@ -216,15 +222,55 @@ def score(
     return scores, matched, asked
 
 
+def named_keywords(index: "Index", found: "list[str]") -> "list[int]":
+    """The keywords whose every word is among the prompt's terms."""
+    if not index["keywords"]:
+        return []
+    asked = set(found)
+    by_word = index["keyword_words"]
+    keywords = index["keywords"]
+    named = []
+    for term in asked:
+        for number in by_word.get(term, ()):
+            if all(word in asked for word in keywords[number][0]):
+                named.append(number)
+    return named
+
+
+def keyword_worth(
+    index: "Index", named: "list[int]", matched: "dict[int, list[str]] | None"
+) -> "dict[int, float]":
+    """For each entry of an epic whose keywords the prompt names, what they are worth: the
+    worth of each word they hold, once however many of the epic's keywords hold it."""
+    words: dict[int, dict[str, float]] = {}  # an epic's first entry: the words named, worth
+    ends: dict[int, int] = {}
+    for number in sorted(named):
+        keyword, weights, start, end = index["keywords"][number]
+        words.setdefault(start, {}).update(zip(keyword, weights))
+        ends[start] = end
+        if matched is not None:
+            for entry in range(start, end):
+                matched.setdefault(entry, []).append("kw:" + " ".join(keyword))
+    worth = {}
+    for start, found in words.items():
+        total = sum(found.values())
+        for entry in range(start, ends[start]):
+            worth[entry] = total
+    return worth
+
+
 def with_epic_support(
     index: "Index",
     scores: "dict[int, float]",
     words: "dict[int, int]",
+    named: "list[int]",
     matched: "dict[int, list[str]] | None",
 ) -> "dict[int, float]":
     """Each entry's score plus EPIC_SHARE of the scores of its epic's two (EPIC_SUPPORT) best
-    other entries; with `matched`, each entry's list says how much."""
+    other entries (when it matches MIN_WORDS words itself), and the worth of the words of its
+    epic's keywords the prompt names; with `matched`, each entry's list says how much."""
     entries = index["entries"]
+    extra = keyword_worth(index, named, matched)
     by_epic: dict[str, list[float]] = {}
     for entry, value in scores.items():
         by_epic.setdefault(entries[entry][1], []).append(value)
@@ -235,18 +281,21 @@ def with_epic_support(
         top = [*sorted(values, reverse=True)[:3], 0.0, 0.0]
         best[epic] = (top[0], top[1], top[2])
     supported = {}
-    for entry, value in scores.items():
+    for entry in [*scores, *(e for e in extra if e not in scores)]:
+        value = scores.get(entry, 0.0)
+        bonus = extra.get(entry, 0.0)
         if words.get(entry, 0) < MIN_WORDS:
-            supported[entry] = value
+            supported[entry] = value + bonus
             if matched is not None:
-                matched[entry].append("one word only: no support from the epic")
+                few = "one word only" if entry in words else "keywords only"
+                matched[entry].append(f"{few}: no support from the epic")
             continue
-        first, second, third = best[entries[entry][1]]
+        first, second, third = best.get(entries[entry][1], (0.0, 0.0, 0.0))
         others = first + second + third - value if value >= second else first + second
         support = EPIC_SHARE * others
         if support and matched is not None:
             matched[entry].append(f"+{support:.2f} from the epic")
-        supported[entry] = value + support
+        supported[entry] = value + support + bonus
     return supported
 
 

@@ -2,7 +2,8 @@
 # `inspect --prompt`): every entry of every epic of the memory file and of archive/*.md, each
 # cleaned as block lines are and counted exactly, with the postings pm_recall scores a prompt
 # against. BM25F over four fields (epic ID, intent, label, entry text), with each posting's
-# weight computed here once, so that a prompt only adds numbers up. Pure: texts and the token
+# weight computed here once, so that a prompt only adds numbers up; and each epic's keywords
+# (its Keywords line), matched whole and scored for the epic. Pure: texts and the token
 # counter in, the index out. references/recall.md explains the weights.
 from __future__ import annotations
 
@@ -27,6 +28,9 @@ FIELD_WEIGHTS = {"id": 0.5, "intent": 0.5, "label": 0.3, "text": 1.0}
 FIELD_B = {"id": 0.0, "intent": 0.3, "label": 0.0, "text": 0.75}
 K1 = 1.2
 PHRASE_WEIGHT = 0.6
+# A word of a keyword the prompt names is worth this many rare words to each entry of its
+# epic, times its rarity; each word once per epic, however many of its keywords hold it.
+KEYWORD_WEIGHT = 1.5
 # A term in more than this share of the entries says nothing about which ones a prompt is
 # about: left out of the index (for files of at least COMMON_MIN_ENTRIES entries).
 COMMON_SHARE = 0.12
@@ -132,7 +136,16 @@ def build_index(
     entries: list[pm_recall.Entry] = []
     fields: list[dict[str, list[str]]] = []
     ids: dict[str, list[int]] = {}
+    ranges: dict[int, list[int]] = {}  # an epic's number: its first entry, one past its last
+    keywords: dict[int, list[tuple[str, ...]]] = {}  # an epic's number: its keywords' words
+    epic_of: dict[int, int] = {}  # an epic record's identity: its number
+    epic_numbers = [epic_of.setdefault(id(item.epic), len(epic_of)) for item in found]
     for number, item in enumerate(found):
+        epic = epic_numbers[number]
+        if epic not in ranges:
+            ranges[epic] = [number, number]
+            keywords[epic] = keyword_words(item.epic)
+        ranges[epic][1] = number + 1
         line = recall_line(item, states)
         in_block = block_line(item.label, item.first, states) in shown
         key = entry_key(item.label, item.text)
@@ -144,10 +157,19 @@ def build_index(
         folded = safe_text(item.epic.epic_id).casefold()
         if any(c.isdigit() for c in folded) and len(folded) >= 3:
             ids.setdefault(folded, []).append(number)
-    epic_of: dict[int, int] = {}  # an epic record's identity: its number
-    epic_numbers = [epic_of.setdefault(id(item.epic), len(epic_of)) for item in found]
-    postings, common = weigh(fields, epic_numbers)
+    postings, common, rarity = weigh(fields, epic_numbers, keywords)
     total = len(entries) + len(set(epic_numbers))
+    by_word: dict[str, list[int]] = {}
+    listed: list[pm_recall.Keyword] = []
+    for epic, words_of in keywords.items():
+        first, end = ranges[epic]
+        for words in words_of:
+            kept = tuple(word for word in words if word in rarity)
+            if not kept:
+                continue
+            by_word.setdefault(kept[0], []).append(len(listed))
+            weights = tuple(KEYWORD_WEIGHT * rarity[word] for word in kept)
+            listed.append((kept, weights, first, end))
     return {
         "format": pm_recall.INDEX_FORMAT,
         "entries": entries,
@@ -159,16 +181,32 @@ def build_index(
             count(pm_recall.header(n) + "\n") for n in range(1, HEADER_COUNTS + 1)
         ),
         "common": common,
+        "keyword_words": {word: tuple(numbers) for word, numbers in by_word.items()},
+        "keywords": listed,
     }
 
 
+def keyword_words(epic: Epic) -> list[tuple[str, ...]]:
+    """The words of each of the epic's keywords, cleaned as entries are (each once, in order;
+    a keyword with no word left out)."""
+    found = []
+    for keyword in epic.keywords:
+        words = tuple(dict.fromkeys(pm_recall.terms(safe_text(keyword))))
+        if words and words not in found:
+            found.append(words)
+    return found
+
+
 def weigh(
-    fields: Sequence[dict[str, list[str]]], epics: Sequence[int]
-) -> tuple[dict[str, bytes], tuple[str, ...]]:
+    fields: Sequence[dict[str, list[str]]],
+    epics: Sequence[int],
+    keywords: dict[int, list[tuple[str, ...]]],
+) -> tuple[dict[str, bytes], tuple[str, ...], dict[str, float]]:
     """BM25F postings of words and adjacent pairs: for each term, the entries that have it and
-    its weight in each; and the words left out as too common. `epics` numbers each entry's
-    epic: a word of an epic's ID or intent, which every entry of the epic carries, counts once
-    towards how common it is, as if the epic's heading were one more entry."""
+    its weight in each; the words left out as too common; and the rarity of each word of the
+    keywords (in units of a word of one entry of one epic). `epics` numbers each entry's
+    epic: a word of an epic's ID, intent or keywords, which every entry of the epic carries,
+    counts once towards how common it is, as if the epic's heading were one more entry."""
     total = len(fields)
     lengths = {f: [len(entry[f]) for entry in fields] for f in FIELDS}
     average = {f: (sum(lengths[f]) / total if total else 0.0) or 1.0 for f in FIELDS}
@@ -187,6 +225,10 @@ def weigh(
                 share = weight * (PHRASE_WEIGHT if " " in term else 1.0)
                 per[number] = per.get(number, 0.0) + share
                 holders.setdefault(term, set()).add(holder)
+    for epic, words_of in keywords.items():
+        for words in words_of:
+            for word in words:
+                holders.setdefault(word, set()).add(("epic", epic))
     units = total + len(set(epics))
     epic_count = len(set(epics))
     common = tuple(
@@ -197,19 +239,30 @@ def weigh(
         )
     )
     left_out = set(common)
+
+    def rarity(term: str) -> float:
+        # How rare the term is among entries, times how rare among epics (1 for a term of one
+        # epic): a word spread over many epics says little about which one a prompt is about.
+        spread = len({n if kind == "epic" else epics[n] for kind, n in holders[term]})
+        return idf(units, len(holders[term])) * idf(epic_count, spread) / idf(epic_count, 1)
+
+    rare = {
+        word: rarity(word) / idf(units, 1)
+        for words_of in keywords.values()
+        for words in words_of
+        for word in words
+        if word not in left_out
+    }
     postings = {}
     for term, per in frequency.items():
         if term in left_out:
             continue
-        # How rare the term is among entries, times how rare among epics (1 for a term of one
-        # epic): a word spread over many epics says little about which one a prompt is about.
-        spread = len({n if kind == "epic" else epics[n] for kind, n in holders[term]})
-        value = idf(units, len(holders[term])) * idf(epic_count, spread) / idf(epic_count, 1)
+        value = rarity(term)
         numbers = sorted(per)
         weights = [value * per[n] / (K1 + per[n]) for n in numbers]
         # The weights (4 bytes each) first, then the entry numbers (2 bytes each): both aligned.
         postings[term] = array.array("f", weights).tobytes() + array.array("H", numbers).tobytes()
-    return postings, common
+    return postings, common, rare
 
 
 def index_files(

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from pm_recall import Index
 
 INDEX_FORMAT = "pm-recall-1"
-INDEX_VERSION = 3  # pm_recall.INDEX_FORMAT (not imported: a cache miss checks it)
+INDEX_VERSION = 4  # pm_recall.INDEX_FORMAT (not imported: a cache miss checks it)
 SESSION_FORMAT = "pm-recall-session-1"
 ARCHIVE_DIR = "archive"
 # The archive read for recall: at most this many files (newest names first), each of at most
