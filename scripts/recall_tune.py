@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import bench_inputs  # noqa: E402
-import pm_tokens  # type: ignore[import-not-found]  # noqa: E402
+import bench_inputs
+import pm_tokens  # type: ignore[import-not-found]
 
 
 def tune_prompts(batches: Sequence[int]) -> list[dict[str, Any]]:

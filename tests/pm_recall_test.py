@@ -375,16 +375,16 @@ def test_keywords_are_cleaned_and_their_words_count_as_epic_text() -> None:
     # epic, however many entries the epic has; a redacted keyword matches nothing.
     secret = "AKIAIOSFODNN7EXAMPLE"
     index = index_of(KEYWORDS.replace("stripe,", f"stripe, {secret},"))
-    assert [k[0] for k in index["keywords"]] == [
-        ("strip",), ("redact",), ("checkout", "session"),  # the newest epic first
-        ("luxon",), ("dayj",), ("dat", "library"), ("moment", "js"), ("moment",),
+    assert index["keywords"] == [
+        "strip", "redact", "checkout session",  # the newest epic first
+        "luxon", "dayj", "dat library", "moment js", "moment",
     ]  # fmt: skip
     assert pm_recall.score(index, secret)[0] == {}
     # luxon: in one entry's text and in the keywords, one epic: as common as two holders.
     value = pm_recall_index.KEYWORD_WEIGHT * pm_recall_index.idf(5, 2) / pm_recall_index.idf(5, 1)
-    assert index["keywords"][3][1] == (pytest.approx(value),)
+    assert index["keyword_worth"]["luxon"] == pytest.approx(value)
 
 
 def test_no_keywords_no_keyword_tables() -> None:
     index = index_of(MEMORY)
-    assert (index["keywords"], index["keyword_words"]) == ([], {})
+    assert (index["keywords"], index["keyword_words"], index["keyword_worth"]) == ([], {}, {})

@@ -39,9 +39,6 @@ if TYPE_CHECKING:
     # key, epic ID, label, the line as shown, its tokens (newline included), whether the
     # session-start block shows it, where it is kept (the memory file or archive/NAME), its text
     Entry = tuple[str, str, str, str, int, bool, str, str]
-    # a keyword's words, the worth of each (in units of one rare word), its epic's first entry
-    # and one past its last
-    Keyword = tuple[tuple[str, ...], tuple[float, ...], int, int]
 
     class Index(TypedDict):
         format: int
@@ -52,8 +49,13 @@ if TYPE_CHECKING:
         stamp_tokens: int  # the stamp line's
         header_tokens: tuple[int, ...]  # the header line's, for 1, 2, … epics
         common: tuple[str, ...]  # terms left out as too common in this file
-        keyword_words: dict[str, tuple[int, ...]]  # a keyword's first word: its keywords
-        keywords: list[Keyword]
+        # Each epic's keywords: their words (joined by spaces); for each, the first entry of its
+        # epic and one past its last (unsigned 16-bit pairs); a keyword's first word: the
+        # keywords it begins; each keyword word: its worth, in units of one rare word.
+        keywords: list[str]
+        keyword_spans: bytes
+        keyword_words: dict[str, tuple[int, ...]]
+        keyword_worth: dict[str, float]
 
 
 # English function words and the words of requests ("please add support for …"): they say
@@ -232,7 +234,7 @@ def named_keywords(index: "Index", found: "list[str]") -> "list[int]":
     named = []
     for term in asked:
         for number in by_word.get(term, ()):
-            if all(word in asked for word in keywords[number][0]):
+            if all(word in asked for word in keywords[number].split(" ")):
                 named.append(number)
     return named
 
@@ -242,18 +244,21 @@ def keyword_worth(
 ) -> "dict[int, float]":
     """For each entry of an epic whose keywords the prompt names, what they are worth: the
     worth of each word they hold, once however many of the epic's keywords hold it."""
-    words: dict[int, dict[str, float]] = {}  # an epic's first entry: the words named, worth
+    spans = memoryview(index["keyword_spans"]).cast("H")
+    each = index["keyword_worth"]
+    words: dict[int, set[str]] = {}  # an epic's first entry: the keyword words named
     ends: dict[int, int] = {}
     for number in sorted(named):
-        keyword, weights, start, end = index["keywords"][number]
-        words.setdefault(start, {}).update(zip(keyword, weights))
+        keyword = index["keywords"][number]
+        start, end = spans[2 * number], spans[2 * number + 1]
+        words.setdefault(start, set()).update(keyword.split(" "))
         ends[start] = end
         if matched is not None:
             for entry in range(start, end):
-                matched.setdefault(entry, []).append("kw:" + " ".join(keyword))
+                matched.setdefault(entry, []).append("kw:" + keyword)
     worth = {}
     for start, found in words.items():
-        total = sum(found.values())
+        total = sum(each[word] for word in sorted(found))
         for entry in range(start, ends[start]):
             worth[entry] = total
     return worth

@@ -160,16 +160,15 @@ def build_index(
     postings, common, rarity = weigh(fields, epic_numbers, keywords)
     total = len(entries) + len(set(epic_numbers))
     by_word: dict[str, list[int]] = {}
-    listed: list[pm_recall.Keyword] = []
+    listed: list[str] = []
+    spans: list[int] = []
     for epic, words_of in keywords.items():
-        first, end = ranges[epic]
         for words in words_of:
-            kept = tuple(word for word in words if word in rarity)
-            if not kept:
-                continue
-            by_word.setdefault(kept[0], []).append(len(listed))
-            weights = tuple(KEYWORD_WEIGHT * rarity[word] for word in kept)
-            listed.append((kept, weights, first, end))
+            kept = [word for word in words if word in rarity]
+            if kept:
+                by_word.setdefault(kept[0], []).append(len(listed))
+                listed.append(" ".join(kept))
+                spans.extend(ranges[epic])
     return {
         "format": pm_recall.INDEX_FORMAT,
         "entries": entries,
@@ -181,8 +180,10 @@ def build_index(
             count(pm_recall.header(n) + "\n") for n in range(1, HEADER_COUNTS + 1)
         ),
         "common": common,
-        "keyword_words": {word: tuple(numbers) for word, numbers in by_word.items()},
         "keywords": listed,
+        "keyword_spans": array.array("H", spans).tobytes(),
+        "keyword_words": {word: tuple(numbers) for word, numbers in by_word.items()},
+        "keyword_worth": {word: KEYWORD_WEIGHT * value for word, value in rarity.items()},
     }
 
 
