@@ -42,22 +42,18 @@ def test_the_parts_are_the_materials() -> None:
     assert evaluation()["entries"] > 100  # every entry, the archive's included
 
 
-# The held-out part's prompts are not named in a failure's message: they stay unseen.
-@pytest.mark.xfail(
-    strict=True,
-    reason="not met: 8 of the 14 relevant prompts of the fresh held-out part (batch 3's) get an "
-    "entry of a labelled epic (0.571 < 0.75), with the scoring frozen on the tune parts (0.771, "
-    "0.750 and 0.800 there)",
-)
+# The held-out part's prompts are not named in a failure's message: they stay unseen. Met
+# since the scoring reads the epics' Keywords lines (chosen on the tune parts of batches 1-3,
+# references/recall.md); before, 8 of the 14 relevant prompts (0.571).
 def test_fresh_held_out_recall() -> None:
     assert fresh()["recall"] >= TARGETS["recall"]
 
 
 @pytest.mark.xfail(
     strict=True,
-    reason="not met: 3 of the 8 unrelated prompts of the fresh held-out part (batch 3's) get an "
-    "entry (0.375 > 0.15), with the scoring frozen on the tune parts (0.059, 0.250 and 0.267 "
-    "there)",
+    reason="not met: more than 0.15 of the unrelated prompts of batch 3's held-out part get an "
+    "entry, with the keyword scoring frozen on the tune parts (0.059, 0.375, 0.267 and 0.348 "
+    "there; 3 of 8 before keywords)",
 )
 def test_fresh_held_out_false_injections() -> None:
     assert fresh()["false_injection"] <= TARGETS["false_injection"]
