@@ -473,7 +473,8 @@ def recall_outcome(index: Any, prompt: str) -> tuple[list[str], int]:
     received = {entry[0] for entry in index["entries"] if entry[5]}
     budgets = pm_recall.PROMPT_BUDGET, pm_recall.SESSION_BUDGET
     scores, _, _ = pm_recall.score(index, prompt)
-    chosen, _ = pm_recall.choose(index, scores, received, *budgets)
+    chosen, _ = pm_recall.choose(index, scores, received, *budgets,
+                                 needed=pm_recall.threshold(prompt))  # fmt: skip
     _, _, tokens = pm_recall.recall(index, prompt, received, *budgets)
     return sorted({index["entries"][n][1] for n in chosen}), tokens
 

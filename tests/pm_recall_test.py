@@ -166,6 +166,47 @@ def test_newest_first_the_memory_file_then_the_archive() -> None:
     assert len(keys) == 1 and tokens == token_count(block)[0]
 
 
+@pytest.mark.parametrize(
+    ("prompt", "report"),
+    [
+        ("The invoice PDF fails to render", True),
+        ("Checkout crashes with a traceback", True),
+        ("the webhook doesn't retry", True),
+        ("Refunds no longer show up", True),
+        ("Login is not working behind the proxy", True),
+        ("parseEntityRef throws for a bare name", True),
+        ("Replace moment with luxon in the billing plugin", False),
+        ("Store invoice dates in UTC", False),
+        ("Don Smith asked for a new export", False),  # `don` alone is a name, not don't
+        ("Can the scheduler take a cron string?", False),
+        ("", False),
+        ("x" * 2000 + " error", False),  # past the scored prefix
+    ],
+)
+def test_reads_as_report(prompt: str, report: bool) -> None:
+    assert pm_recall.reads_as_report(prompt) is report
+    needed = pm_recall.THRESHOLD * (pm_recall.REPORT_FACTOR if report else 1)
+    assert pm_recall.threshold(prompt) == needed
+
+
+def test_a_report_of_a_failure_needs_more_than_a_request() -> None:
+    # The same words: asked for, the best entry (3.67) clears THRESHOLD (3.5); reported broken,
+    # it does not clear REPORT_FACTOR x THRESHOLD (6.125), and nothing is added.
+    index = index_of(MEMORY)
+    request, report = "dedupe webhook events", "dedupe of webhook events is broken"
+    for prompt in (request, report):
+        assert pm_recall.THRESHOLD <= max(pm_recall.score(index, prompt)[0].values()) < 6.125
+    block, keys, _ = pm_recall.recall(index, request, set(), 80, 600)
+    assert "FEAT-005 gotchas: retries go on for 3 days" in block and keys
+    assert pm_recall.recall(index, report, set(), 80, 600) == ("", [], 0)
+    # A match strong enough for a report is still added.
+    strong = "Stripe sends duplicate events and the webhook handler fails"
+    assert (
+        "FEAT-005 gotchas: Stripe sends duplicate events"
+        in pm_recall.recall(index, strong, set(), 80, 600)[0]
+    )
+
+
 def test_silence_when_nothing_clears_the_threshold() -> None:
     index = index_of(MEMORY)
     for prompt in ("carry on", "", "the", "invoice", "x" * 50_000):

@@ -18,12 +18,19 @@ PROMPT = (
     "billing/invoice_pdf.py?"
 )
 
+REPORT = (
+    "Invoice dates show the wrong time zone for customers; datetime.now() in billing/invoice_pdf.py"
+)
+
 GOLDEN = [
     (["search", "time", "zone", "timestamps"], "search.txt"),
     (["search", "soft", "delete", "customer", "--format", "json", "--limit", "2"], "search.json"),
     (["search", "nothing-like-this", "zzz"], "search-none.txt"),
     (["inspect", "--prompt", PROMPT], "inspect-prompt.txt"),
     (["inspect", "--prompt", "carry on with the next step"], "inspect-silent.txt"),
+    # The same area asked about as a report of a failure needs REPORT_FACTOR x the threshold:
+    # its best entries score over 3.5 and stay under 6.125, so nothing is added.
+    (["inspect", "--prompt", REPORT], "inspect-report.txt"),
 ]
 
 

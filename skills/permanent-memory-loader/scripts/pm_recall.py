@@ -20,8 +20,25 @@ MIN_BUDGET = 0  # 0 turns recall off
 MAX_PROMPT_BUDGET, MAX_SESSION_BUDGET = 2000, 20000  # the plugin options' ranges
 # The score an entry needs, in units of one rare word matched once in an entry's text
 # (references/recall.md), and the share of the best entry's score it needs beside it.
-THRESHOLD = 3.0
+THRESHOLD = 3.5
 RELATIVE = 0.5
+# A prompt that reads as a report of a failure (an error, a crash, something that no longer
+# works) names the part of the project where it fails, in that part's own words, without asking
+# how anything is to be built; its words are weaker evidence that a recorded decision is at
+# stake, so it needs REPORT_FACTOR times the threshold. Known by a word or a pair of adjacent
+# words of the prompt (before stop words are dropped; `doesn't` splits into doesn and t).
+REPORT_FACTOR = 1.75
+REPORT_WORDS = frozenset(
+    """
+error errors fail fails failed failing failure broken break breaks crash crashes exception
+throw throws wrong incorrect missing bug regression undefined null panic traceback cannot
+unable vanish vanishes flaky hang hangs timeout nothing stopped
+""".split()
+)
+REPORT_PAIRS = frozenset(
+    [("doesn", "t"), ("don", "t"), ("isn", "t"), ("aren", "t"), ("won", "t"), ("can", "t"),
+     ("does", "not"), ("not", "working"), ("no", "longer")]
+)  # fmt: skip
 # Evidence from the rest of the epic: an entry gets this share of the scores of the epic's
 # EPIC_SUPPORT best other entries (an epic that matches the prompt in several entries is
 # about what the prompt is about; one entry matching a word or two by chance is not).
@@ -162,6 +179,20 @@ def terms(text: str) -> "list[str]":
             continue
         found.append(stem(word))
     return found
+
+
+def reads_as_report(prompt: str) -> bool:
+    """Whether the prompt's scored prefix reads as a report of a failure (REPORT_WORDS)."""
+    words = split_words(prompt[:PROMPT_PREFIX_CHARS])
+    if not REPORT_WORDS.isdisjoint(words):
+        return True
+    return any(pair in REPORT_PAIRS for pair in zip(words, words[1:]))
+
+
+def threshold(prompt: str) -> float:
+    """The score an entry needs for this prompt: THRESHOLD, or REPORT_FACTOR times it for a
+    prompt that reads as a report of a failure."""
+    return THRESHOLD * REPORT_FACTOR if reads_as_report(prompt) else THRESHOLD
 
 
 def pairs(found: "list[str]") -> "list[str]":
@@ -326,14 +357,15 @@ def choose(
     prompt_budget: int,
     session_left: int,
     explain: bool = True,
+    needed: float = THRESHOLD,
 ) -> "tuple[list[int], dict[int, str]]":
     """The entries to add, in order, and why each other candidate was not added (without
-    explain, only the candidates that clear the threshold are looked at)."""
+    explain, only the candidates that clear the threshold, `needed`, are looked at)."""
     entries = index["entries"]
     limit = min(prompt_budget, session_left)
     if not explain:
         top = max(scores.values(), default=0.0)
-        cutoff = max(THRESHOLD, RELATIVE * top)
+        cutoff = max(needed, RELATIVE * top)
         scores = {entry: value for entry, value in scores.items() if value >= cutoff}
     order = ranked(scores)
     best = scores[order[0]] if order else 0.0
@@ -345,8 +377,8 @@ def choose(
     for entry in order:
         key, epic_id, _label, _line, tokens = entries[entry][:5]
         value = scores[entry]
-        if value < THRESHOLD:
-            why[entry] = f"below the threshold ({value:.2f} < {THRESHOLD})"
+        if value < needed:
+            why[entry] = f"below the threshold ({value:.2f} < {needed:g})"
         elif value < RELATIVE * best:
             why[entry] = f"under {RELATIVE:g} x the best score ({value:.2f})"
         elif key in received:
@@ -385,7 +417,8 @@ def recall(
     if prompt_budget <= 0 or session_left <= 0 or not index["entries"]:
         return "", [], 0
     scores, _matched, _asked = score(index, prompt, explain=False)
-    chosen, _why = choose(index, scores, received, prompt_budget, session_left, explain=False)
+    needed = threshold(prompt)
+    chosen, _why = choose(index, scores, received, prompt_budget, session_left, False, needed)
     if not chosen:
         return "", [], 0
     entries = index["entries"]

@@ -143,7 +143,10 @@ def inspect_prompt(args: argparse.Namespace) -> int:
     entries = index["entries"]
     received = {entry[0] for entry in entries if entry[5]}
     scores, matched, asked = pm_recall.score(index, prompt)
-    chosen, why = pm_recall.choose(index, scores, received, args.prompt_tokens, args.session_tokens)
+    needed = pm_recall.threshold(prompt)
+    chosen, why = pm_recall.choose(
+        index, scores, received, args.prompt_tokens, args.session_tokens, needed=needed
+    )
     block, _keys, tokens = pm_recall.recall(
         index, prompt, received, args.prompt_tokens, args.session_tokens
     )
@@ -155,7 +158,8 @@ def inspect_prompt(args: argparse.Namespace) -> int:
                 "scored_chars": min(len(prompt), pm_recall.PROMPT_PREFIX_CHARS),
                 "terms": asked,
                 "common_terms": list(index["common"]),
-                "threshold": pm_recall.THRESHOLD,
+                "threshold": needed,
+                "reads_as_report": pm_recall.reads_as_report(prompt),
                 "relative": pm_recall.RELATIVE,
                 "candidates": [
                     {
@@ -175,6 +179,16 @@ def inspect_prompt(args: argparse.Namespace) -> int:
         f"added ({tokens} tokens):\n{block}" if block else "added: nothing (silence)\n"
     )
     return 0
+
+
+def report_note(prompt: str) -> str:
+    """Why the threshold is higher, when it is."""
+    if not pm_recall.reads_as_report(prompt):
+        return ""
+    return (
+        f" ({pm_recall.THRESHOLD:g} x {pm_recall.REPORT_FACTOR:g}: the prompt reads as a report"
+        " of a failure)"
+    )
 
 
 def inspect_text(
@@ -202,8 +216,8 @@ def inspect_text(
         f"({plural(len(found.archives), 'archive file')}); "
         f"{plural(len(index['common']), 'term')} too common to count"
         + (f": {', '.join(index['common'][:12])}" if index["common"] else ""),
-        f"added when: score >= {pm_recall.THRESHOLD} and >= {pm_recall.RELATIVE:g} x the best, "
-        "not already in the session, within the budget",
+        f"added when: score >= {pm_recall.threshold(prompt):g}{report_note(prompt)} and >= "
+        f"{pm_recall.RELATIVE:g} x the best, not already in the session, within the budget",
         "",
     ]
     if not order:
