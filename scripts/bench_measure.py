@@ -277,9 +277,13 @@ def recall_targets(recall: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def recall_text(recall: dict[str, Any]) -> list[str]:
-    lines = ["", f"recall evaluation: tests/recall ({recall['entries']} entries), each prompt the"
-             f" first of a session; the scoring was tuned on the tune parts only, the targets"
-             f" hold on {FRESH_PART}"]  # fmt: skip
+    if recall.get("keywords", True):
+        lines = ["", f"recall evaluation: tests/recall ({recall['entries']} entries), each prompt"
+                 f" the first of a session; the scoring was tuned on the tune parts only, the"
+                 f" targets hold on {FRESH_PART}"]  # fmt: skip
+    else:
+        lines = ["", "the same without the epics' Keywords lines (the files as producers write"
+                 " them today; no target):"]  # fmt: skip
     lines.append(f"  {'part':<21} {'prompts':>7} {'recall':>7} {'false inj.':>10} "
                  f"{'off target':>10} {'tokens mean':>11} {'max':>4}")  # fmt: skip
     for part, s in recall["splits"].items():
@@ -442,6 +446,8 @@ def render_text(report: dict[str, Any]) -> str:
                   for name, s in tokens["strategies"].items()]  # fmt: skip
     if report.get("recall"):
         lines += recall_text(report["recall"])
+    if report.get("recall_plain"):
+        lines += recall_text(report["recall_plain"])
     notes = report["notes"] + [f"{r['label']}: {r['note']}" for r in rows.values() if r["note"]]
     notes += [f"{r['label']} wrote to stderr: {r['stderr_sample']}"
               for r in rows.values() if r["stderr_sample"] and not r["error"]]  # fmt: skip
@@ -498,6 +504,7 @@ def measure_all(
     measure(spawner, list(rows.values()), args.runs)
     tokens = token_session(b) if "tokens" in only else {}
     recall = recall_evaluation(b.counter.count) if "recall" in only else {}
+    plain = recall_evaluation(b.counter.count, keywords=False) if "recall" in only else {}
     targets = evaluate(rows)
     for key, what in (("hook_warm", "a cache hit"), ("session_start_warm", "a warm session start")):
         if key in rows and not rows[key].error:
@@ -511,4 +518,5 @@ def measure_all(
             log(f"profiling {subject.key}")
             profiles[subject.key] = profile(spawner, subject)
     targets += recall_targets(recall)
-    return {"targets": targets, "tokens": tokens, "profiles": profiles, "recall": recall}
+    return {"targets": targets, "tokens": tokens, "profiles": profiles, "recall": recall,
+            "recall_plain": plain}  # fmt: skip
