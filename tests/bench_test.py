@@ -138,10 +138,11 @@ def test_targets_are_listed_with_their_limits(smoke_report: dict[str, Any]) -> N
 
 
 def test_recall_report_gives_each_part(smoke_report: dict[str, Any]) -> None:
-    recall = smoke_report["recall"]
-    parts = {"tune-1", "tune-2", "tune-3", "heldout-1", "heldout-2", "heldout-3"}
-    assert set(recall["splits"]) == parts
-    for part in recall["splits"].values():
+    parts = {f"{split}-{n}" for split in ("tune", "heldout") for n in (1, 2, 3, 4)}
+    recall, plain = smoke_report["recall"], smoke_report["recall_plain"]
+    assert set(recall["splits"]) == set(plain["splits"]) == parts
+    assert recall["keywords"] is True and plain["keywords"] is False
+    for part in [*recall["splits"].values(), *plain["splits"].values()]:
         assert part["prompts"] == part["relevant"] + part["unrelated"] == len(part["outcomes"])
         assert 0 <= part["recall"] <= 1 and 0 <= part["false_injection"] <= 1
         assert part["tokens_max"] == max(o["tokens"] for o in part["outcomes"])
