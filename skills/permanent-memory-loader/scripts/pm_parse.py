@@ -100,18 +100,25 @@ def v2_marker(line: str) -> str | None:
     return closed[:-3] if closed.endswith("-->") else rest
 
 
-def completed_value(line: str) -> str | None:
-    """The value of a `**Completed:** …` line (bold, list marker and case optional), or None."""
+def _after_key(line: str, key: str) -> str | None:
+    """What follows `key:` on a metadata line such as `**Completed:** …` (bold, list marker and
+    case optional), with the blanks and bold after the colon stripped; None for another line."""
     rest = line.lstrip(_BLANK)
     if rest[:1] in ("-", "*") and rest[1:2] in (" ", "\t"):
         rest = rest[1:].lstrip(_BLANK)
     rest = rest.lstrip("*")
-    if rest[:9].lower() != "completed":
+    if rest[: len(key)].lower() != key:
         return None
-    rest = rest[9:].lstrip("*").lstrip(_BLANK)
+    rest = rest[len(key) :].lstrip("*").lstrip(_BLANK)
     if rest[:1] != ":":
         return None
-    return rest[1:].lstrip(_BLANK).lstrip("*").lstrip(_BLANK).rstrip(_BLANK)
+    return rest[1:].lstrip(_BLANK).lstrip("*")
+
+
+def completed_value(line: str) -> str | None:
+    """The value of a `**Completed:** …` line (bold, list marker and case optional), or None."""
+    rest = _after_key(line, "completed")
+    return None if rest is None else rest.lstrip(_BLANK).rstrip(_BLANK)
 
 
 # An epic's `**Keywords:** term, term, …` line: words its author chose for finding the epic
@@ -124,16 +131,8 @@ MAX_KEYWORD_CHARS = 60
 def keywords_value(line: str) -> str | None:
     """What follows the key of a `**Keywords:** …` line (bold, list marker and case optional),
     as written, or None."""
-    rest = line.lstrip(_BLANK)
-    if rest[:1] in ("-", "*") and rest[1:2] in (" ", "\t"):
-        rest = rest[1:].lstrip(_BLANK)
-    rest = rest.lstrip("*")
-    if rest[:8].lower() != "keywords":
-        return None
-    rest = rest[8:].lstrip("*").lstrip(_BLANK)
-    if rest[:1] != ":":
-        return None
-    return rest[1:].lstrip(_BLANK).lstrip("*").strip(_BLANK).rstrip("*").rstrip(_BLANK)
+    rest = _after_key(line, "keywords")
+    return None if rest is None else rest.strip(_BLANK).rstrip("*").rstrip(_BLANK)
 
 
 def _is_bold_key(line: str) -> bool:
