@@ -173,6 +173,111 @@ def test_both_branches_archive_on_the_same_day(repo: Repo) -> None:
     assert len(ids(archive)) == len(set(ids(archive)))  # each archived epic once
 
 
+# --- Keywords lines appended on both branches ----------------------------------------------------
+
+KW_BASE = join(HEAD, epic("FEAT-1", 1, keywords="luxon, time zones"), epic("FEAT-2", 5))
+
+
+def append(repo: Repo, tmp_path: Path, lines: str) -> None:
+    """`add --append` on the checked-out branch, committed."""
+    given = tmp_path / "append.txt"
+    given.write_text(lines, encoding="utf-8")
+    repo.loader("add", "--append", "--lines", str(given), "--tokenizer", "estimate")
+    repo.commit("append")
+
+
+def keyword_branches(repo: Repo, tmp_path: Path, ours: list[str], theirs: list[str]) -> None:
+    """main: KW_BASE, then the `ours` appends; branch `topic` from KW_BASE: the `theirs` ones."""
+    repo.write(MEMORY, KW_BASE)
+    repo.loader("git-setup")
+    repo.commit("base")
+    repo.git("checkout", "-q", "-b", "topic")
+    for lines in theirs:
+        append(repo, tmp_path, lines)
+    repo.git("checkout", "-q", "main")
+    for lines in ours:
+        append(repo, tmp_path, lines)
+
+
+def test_both_branches_append_keywords_one_line_ours_terms_then_theirs(
+    repo: Repo, tmp_path: Path
+) -> None:
+    keyword_branches(
+        repo,
+        tmp_path,
+        ["id: FEAT-1\nkeywords: DST, UTC offset\n", "id: FEAT-2\nkeywords: refunds, invoices\n"],
+        [
+            "id: FEAT-1\nkeywords: utc  offset, moment, Luxon\n",
+            "id: FEAT-2\nkeywords: Invoices, credit notes\n",
+        ],
+    )
+    result = repo.git("merge", "--no-edit", "topic")
+    assert "CONFLICT" not in result.out and result.err == ""
+    assert repo.read(MEMORY) == join(
+        HEAD,
+        epic("FEAT-1", 1, keywords="luxon, time zones, DST, UTC offset, moment"),
+        epic("FEAT-2", 5, keywords="refunds, invoices, credit notes"),  # both added the line
+    )
+    assert_checks_clean(repo)  # no second Keywords line
+
+
+def test_keywords_appended_on_one_branch_beside_an_entry_on_the_other(
+    repo: Repo, tmp_path: Path
+) -> None:
+    keyword_branches(
+        repo,
+        tmp_path,
+        ["id: FEAT-1\ngotchas:\n- from main\n"],
+        ["id: FEAT-1\nkeywords: utc offset\n"],
+    )
+    repo.git("merge", "--no-edit", "topic")
+    assert repo.read(MEMORY) == join(
+        HEAD,
+        epic("FEAT-1", 1, ("g", "from main"), keywords="luxon, time zones, utc offset"),
+        epic("FEAT-2", 5),
+    )
+    assert_checks_clean(repo)
+
+
+def test_a_clash_elsewhere_stays_as_before_and_the_keywords_still_merge(
+    repo: Repo, tmp_path: Path
+) -> None:
+    repo.write(MEMORY, KW_BASE)
+    repo.loader("git-setup")
+    repo.commit("base")
+    repo.git("checkout", "-q", "-b", "topic")
+    repo.write(MEMORY, KW_BASE.replace("- d\n", "- d from topic\n", 1))
+    append(repo, tmp_path, "id: FEAT-1\nkeywords: utc\n")
+    repo.git("checkout", "-q", "main")
+    repo.write(MEMORY, KW_BASE.replace("- d\n", "- d from main\n", 1))
+    append(repo, tmp_path, "id: FEAT-1\nkeywords: DST\n")
+    result = repo.git("merge", "--no-edit", "topic", check=False)
+    assert result.code == 1
+    assert "CONFLICT (content): Merge conflict in .claude/memory/permanent_memory.md" in result.out
+    assert "FEAT-1: changed on both sides; 1 conflict(s) left" in result.err
+    block = "<<<<<<< ours\n- d from main\n=======\n- d from topic\n>>>>>>> theirs\n"
+    assert repo.read(MEMORY) == KW_BASE.replace("- d\n", block, 1).replace(
+        "time zones", "time zones, DST, utc"
+    )
+    check = repo.loader("check", "--tokenizer", "estimate", check=False)
+    assert check.code == 1
+    assert check.out.count("unresolved merge conflict") == 3
+    assert check.out.endswith(": 3 errors, 0 warnings\n"), check.out
+
+
+def test_merge_command_keeps_crlf_and_a_bom_around_merged_keywords(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    ours = KW_BASE.replace("time zones", "time zones, DST")
+    theirs = KW_BASE.replace("time zones", "time zones, utc")
+    (tmp_path / "o").write_bytes(KW_BASE.encode())
+    (tmp_path / "a").write_bytes(("\ufeff" + ours.replace("\n", "\r\n")).encode())
+    (tmp_path / "b").write_bytes(theirs.encode())
+    result = repo.loader("merge", str(tmp_path / "o"), str(tmp_path / "a"), str(tmp_path / "b"))
+    assert (result.code, result.out, result.err) == (0, "", "")
+    merged = KW_BASE.replace("time zones", "time zones, DST, utc")
+    assert (tmp_path / "a").read_bytes() == ("\ufeff" + merged.replace("\n", "\r\n")).encode()
+
+
 # --- where no driver runs ---------------------------------------------------------------------
 
 

@@ -6,6 +6,8 @@ import pm_merge
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pm_append_plan import append_entries, entry_key
+from pm_epic_input import Entry, Keyword
 from pm_findings import ERROR, check_text
 from pm_merge import merge_items, merge_permanent
 from pm_parse import parse_permanent
@@ -15,10 +17,17 @@ from support import estimate
 HEAD = "# Permanent memory\n\nNotes for the team.\n"
 
 
-def epic(epic_id: str, day: int, gotchas: tuple[str, ...] = ("g",), decisions: str = "d") -> str:
+def epic(
+    epic_id: str,
+    day: int,
+    gotchas: tuple[str, ...] = ("g",),
+    decisions: str = "d",
+    keywords: str | None = None,
+) -> str:
     lines = [
         f"## Epic: {epic_id} \u2014 intent of {epic_id}",
         f"**Completed:** 2026-01-{day:02d}T00:00:00Z",
+        *([] if keywords is None else [f"**Keywords:** {keywords}"]),
         "",
         "### Architectural decisions",
         f"- {decisions}",
@@ -265,18 +274,172 @@ def test_long_runs_changed_on_both_sides_clash_whole_rather_than_align_slowly() 
     assert merge_items(base, ours, base) == (ours, 0)  # one side changed: no alignment needed
 
 
+# --- the Keywords line: one set of terms ------------------------------------------------------
+
+KW = "**Keywords:**"
+THEIRS = pm_merge.THEIRS_MARK
+
+
+@pytest.mark.parametrize(
+    ("base", "ours", "theirs", "expected"),
+    [
+        # Both appended: ours' terms, then theirs' new ones; one already there is not repeated,
+        # case and runs of spaces aside.
+        (f"{KW} a, b", f"{KW} a, b, DST", f"{KW} a, b, c, dst", [f"{KW} a, b, DST, c"]),
+        (
+            f"{KW} luxon",
+            f"{KW} luxon, Time Zones",
+            f"{KW} luxon, time   zones, UTC",
+            [f"{KW} luxon, Time Zones, UTC"],
+        ),
+        # Both added the line: one line, in ours' form (list marker, bold closer, spacing).
+        (None, f"{KW} a, b", f"- {KW} B, c", [f"{KW} a, b, c"]),
+        (None, "- **Keywords: a,  b**", f"{KW} c, A", ["- **Keywords: a,  b, c**"]),
+        (None, f"{KW} a,", f"{KW} b", [f"{KW} a, b"]),
+        (None, KW, f"{KW} b", [f"{KW} b"]),
+        # One side only, or both the same: that line exactly.
+        (f"{KW} a", f"{KW} a", f"{KW}  a,  x", [f"{KW}  a,  x"]),
+        (f"{KW} a", f"- {KW} a, x", f"{KW} a", [f"- {KW} a, x"]),
+        (None, None, f"{KW} x", [f"{KW} x"]),
+        (f"{KW} a", f"{KW} a, x", f"{KW} a, x", [f"{KW} a, x"]),
+        (f"{KW} a", None, f"{KW} a", []),  # removed on one side, unchanged on the other
+        # A term one side removed and the other kept is removed.
+        (f"{KW} a, b", f"{KW} a, b, c", f"{KW} b", [f"{KW} b, c"]),
+        (f"{KW} a, b", "- **Keywords: b**", f"{KW} a, b, c", ["- **Keywords: b, c**"]),
+        (f"{KW} a, b", f"{KW} a", f"{KW} b", [KW]),
+        # The line removed on one side: what the other added stays.
+        (f"{KW} a", None, f"{KW} a, x", [f"{KW} x"]),
+        (f"{KW} a, b", f"{KW} a, b, y", None, [f"{KW} y"]),
+        (f"{KW} a, b", None, f"{KW} a", []),
+        # A line that would not read back as those terms is left to the person.
+        (
+            f"{KW} a",
+            f"{KW} a, b",
+            f"{KW} c**, a",
+            [pm_merge.OURS_MARK, f"{KW} a, b", pm_merge.SPLIT_MARK, f"{KW} c**, a", THEIRS],
+        ),
+    ],
+)
+def test_merge_keywords(
+    base: str | None, ours: str | None, theirs: str | None, expected: list[str]
+) -> None:
+    assert pm_merge.merge_keywords(base, ours, theirs) == (expected, int(len(expected) > 1))
+
+
+KW_BASE = join(HEAD, epic("FEAT-1", 1, keywords="luxon, time zones"), epic("FEAT-2", 5))
+
+
+def test_both_sides_append_keywords_one_line_ours_terms_then_theirs() -> None:
+    ours = join(
+        HEAD,
+        epic("FEAT-1", 1, keywords="luxon, time zones, DST"),
+        epic("FEAT-2", 5, keywords="refunds, invoices"),
+    )
+    theirs = join(
+        HEAD,
+        epic("FEAT-1", 1, keywords="luxon, time zones, utc offset, dst"),
+        epic("FEAT-2", 5, keywords="Invoices, credit notes"),
+    )
+    assert merge_permanent(KW_BASE, ours, theirs) == pm_merge.Merged(
+        join(
+            HEAD,
+            epic("FEAT-1", 1, keywords="luxon, time zones, DST, utc offset"),
+            epic("FEAT-2", 5, keywords="refunds, invoices, credit notes"),
+        ),
+        0,
+        (),
+    )
+
+
+def test_keywords_merge_beside_other_changes_to_the_epic() -> None:
+    ours = join(HEAD, epic("FEAT-1", 1, decisions="d from ours", keywords="luxon, time zones, DST"))
+    theirs = join(HEAD, epic("FEAT-1", 1, ("g", "g2"), keywords="luxon, time zones, utc"))
+    base = join(HEAD, epic("FEAT-1", 1, keywords="luxon, time zones"))
+    merged = merge_permanent(base, ours, theirs)
+    assert merged == pm_merge.Merged(
+        join(HEAD, epic("FEAT-1", 1, ("g", "g2"), "d from ours", "luxon, time zones, DST, utc")),
+        0,
+        (),
+    )
+    # Only theirs touched the line: theirs' line exactly, ours' other change kept.
+    ours = join(HEAD, epic("FEAT-1", 1, decisions="d from ours", keywords="luxon, time zones"))
+    assert merge_permanent(base, ours, theirs).text == join(
+        HEAD, epic("FEAT-1", 1, ("g", "g2"), "d from ours", "luxon, time zones, utc")
+    )
+
+
+def test_v2_both_sides_add_a_keywords_line_after_the_summary() -> None:
+    base = join(HEAD, v2_epic("FEAT-7", 3, ("a",), "A counter row per tenant."))
+    ours = join(HEAD, v2_epic("FEAT-7", 3, ("a",), "A counter row per tenant.", "invoices, gaps"))
+    theirs = join(
+        HEAD, v2_epic("FEAT-7", 3, ("a", "b"), "A counter row per tenant.", "numbering, Gaps")
+    )
+    theirs = theirs.replace("items=1", "items=2")
+    merged = merge_permanent(base, ours, theirs)
+    expected = join(
+        HEAD,
+        v2_epic("FEAT-7", 3, ("a", "b"), "A counter row per tenant.", "invoices, gaps, numbering"),
+    )
+    assert merged == pm_merge.Merged(expected.replace("items=1", "items=2"), 0, ())
+    [parsed] = parse_permanent(merged.text)
+    assert parsed.keywords == ("invoices", "gaps", "numbering")
+    assert parsed.summary == "A counter row per tenant."
+
+
+def test_a_clash_elsewhere_in_the_epic_stays_as_it_was_keywords_merged() -> None:
+    ours = KW_BASE.replace("- d\n", "- d by ours\n", 1).replace("time zones", "time zones, DST")
+    theirs = KW_BASE.replace("- d\n", "- d by theirs\n", 1).replace("time zones", "time zones, utc")
+    merged = merge_permanent(KW_BASE, ours, theirs)
+    assert merged == pm_merge.Merged(
+        KW_BASE.replace("time zones", "time zones, DST, utc").replace(
+            "- d\n",
+            "<<<<<<< ours\n- d by ours\n=======\n- d by theirs\n>>>>>>> theirs\n",
+            1,
+        ),
+        1,
+        ("FEAT-1: changed on both sides; 1 conflict(s) left",),
+    )
+
+
+def test_keywords_inside_a_clash_of_the_lines_around_them_clash_as_before() -> None:
+    base = join(HEAD, v2_epic("FEAT-7", 3, ("a",), "The summary."))
+    ours = join(HEAD, v2_epic("FEAT-7", 3, ("a",), "Ours' summary.", "x"))
+    theirs = join(HEAD, v2_epic("FEAT-7", 3, ("a",), "Theirs' summary.", "y"))
+    merged = merge_permanent(base, ours, theirs)
+    assert merged.clashes == 1
+    assert (
+        "<<<<<<< ours\nOurs' summary.\n**Keywords:** x\n=======\nTheirs' summary.\n"
+        "**Keywords:** y\n>>>>>>> theirs\n" in merged.text
+    )
+
+
+def test_a_keywords_line_removed_on_one_side_goes_where_add_writes_it() -> None:
+    ours = KW_BASE.replace("**Keywords:** luxon, time zones\n", "").replace(
+        "- g\n", "- g, ours\n", 1
+    )
+    theirs = KW_BASE.replace("time zones", "time zones, utc")
+    merged = merge_permanent(KW_BASE, ours, theirs)
+    assert merged.text == ours.replace(
+        "**Completed:** 2026-01-01T00:00:00Z\n",
+        "**Completed:** 2026-01-01T00:00:00Z\n**Keywords:** utc\n",
+    )
+
+
 # --- property: no epic ID is ever lost ----------------------------------------------------------
 
 IDS = [f"E-{n}" for n in range(8)]
 ENTRY = st.sampled_from(["alpha", "beta", "gamma", "delta", "x " * 3, "[gotcha] typed"])
 
 
-def v2_epic(epic_id: str, day: int, gotchas: tuple[str, ...], summary: str) -> str:
+def v2_epic(
+    epic_id: str, day: int, gotchas: tuple[str, ...], summary: str, keywords: str | None = None
+) -> str:
     lines = [
         f"## Epic: {epic_id} \u2014 intent of {epic_id}",
         f"<!-- af-memory:v2 epic={epic_id} confidence=0.80 items={len(gotchas)} "
         f"completed=2026-01-{day:02d}T00:00:00Z -->",
         summary,
+        *([] if keywords is None else [f"**Keywords:** {keywords}"]),
         "",
         "### Gotchas discovered",
         *(f"- [gotcha] {text} (confidence: 0.75)" for text in gotchas),
@@ -284,11 +447,23 @@ def v2_epic(epic_id: str, day: int, gotchas: tuple[str, ...], summary: str) -> s
     return "\n".join(lines) + "\n"
 
 
+# Terms that are the same one case and spacing aside, and others.
+TERM = st.sampled_from(["luxon", "Luxon", "time zones", "time  Zones", "DST", "utc", "moment"])
+KEYWORDS_LINE = st.none() | st.lists(TERM, max_size=4).map(", ".join)
+
+
 @st.composite
 def epic_texts(draw: st.DrawFn, epic_id: str) -> str:
     gotchas = tuple(draw(st.lists(ENTRY, max_size=3)))
     form = epic if draw(st.booleans()) else v2_epic
-    return form(epic_id, draw(st.integers(1, 28)), gotchas, draw(ENTRY))
+    return form(epic_id, draw(st.integers(1, 28)), gotchas, draw(ENTRY), draw(KEYWORDS_LINE))
+
+
+def with_term(text: str, term: str) -> str:
+    """The epic's text after `add --append` gave it one more keyword."""
+    [parsed] = parse_permanent(text)
+    entry = Entry(parsed.epic_id, "", "", (), keywords=(Keyword(0, term),))
+    return append_entries(text, parsed, entry).text
 
 
 @st.composite
@@ -301,13 +476,16 @@ def files(draw: st.DrawFn) -> dict[str, str]:
 def edited(draw: st.DrawFn, base: dict[str, str]) -> dict[str, str]:
     side = dict(base)
     for epic_id in list(side):
-        action = draw(st.sampled_from(["keep", "keep", "drop", "change", "entry"]))
+        action = draw(st.sampled_from(["keep", "keep", "drop", "change", "entry", "keywords"]))
         if action == "drop":
             del side[epic_id]
         elif action == "change":
             side[epic_id] = draw(epic_texts(epic_id))
         elif action == "entry":
             side[epic_id] = side[epic_id] + f"- {draw(ENTRY)}\n"
+        elif action == "keywords":
+            for term in draw(st.lists(TERM, min_size=1, max_size=2)):
+                side[epic_id] = with_term(side[epic_id], term)
     for epic_id in draw(st.lists(st.sampled_from(IDS), unique=True, max_size=3)):
         if epic_id not in side:
             side[epic_id] = draw(epic_texts(epic_id))
@@ -322,6 +500,10 @@ def render(epics: dict[str, str], preamble: str) -> str:
 def merges(draw: st.DrawFn) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
     base = draw(files())
     return base, draw(edited(base)), draw(edited(base))
+
+
+def terms_of(text: str) -> set[str]:
+    return {entry_key(term) for epic in parse_permanent(text) for term in epic.keywords}
 
 
 @settings(max_examples=300, deadline=None)
@@ -341,6 +523,19 @@ def test_no_epic_id_is_ever_lost(
         assert (epic_id in found) is not removed, (epic_id, merged.text)
     assert len(found) == len(set(found))  # every epic once
     assert set(found) <= set(ours) | set(theirs)
+    # An epic both sides have keeps one Keywords line: the terms either side has, but for one
+    # that one side removed (case and spacing aside), unless the lines around it clashed.
+    lines = merged.text.split("\n")
+    for parsed in parse_permanent(merged.text):
+        head = lines[parsed.start_line : min(parsed.heading_lines, default=parsed.end_line)]
+        if parsed.epic_id not in ours or parsed.epic_id not in theirs or pm_merge.OURS_MARK in head:
+            continue
+        assert len(parsed.keywords_lines) <= 1, merged.text
+        o, t = (terms_of(side[parsed.epic_id]) for side in (ours, theirs))
+        b = terms_of(base[parsed.epic_id]) if parsed.epic_id in base else set()
+        assert {entry_key(term) for term in parsed.keywords} == {
+            key for key in o | t if key not in b or (key in o and key in t)
+        }, merged.text
     problems = errors(merged.text)
     if merged.clashes:
         # Markers, and where a clash holds both sides' Completed line or v2 marker, a second one.

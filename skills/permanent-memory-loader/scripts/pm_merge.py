@@ -8,7 +8,8 @@
 # one side removed (archive moves epics out) while the other changed it is kept, and reported.
 #
 # Epics, headings and subsections are found by pm_parse, so the merge and the loader agree on
-# where an epic starts and ends.
+# where an epic starts and ends. An epic's Keywords line is one set of terms, not an entry: changed
+# on both sides, the merged epic has one line with ours' terms and then theirs' new ones.
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -16,7 +17,8 @@ from datetime import datetime, timezone
 from difflib import SequenceMatcher
 from typing import NamedTuple
 
-from pm_parse import completed_value, normalise_text, parse_permanent, v2_marker
+from pm_append_plan import entry_key, extended_keywords_line, keywords_at
+from pm_parse import completed_value, keywords_value, normalise_text, parse_permanent, v2_marker
 
 OURS_MARK = "<<<<<<< ours"
 SPLIT_MARK = "======="
@@ -24,6 +26,9 @@ THEIRS_MARK = ">>>>>>> theirs"
 # Longer runs of changed lines are not aligned line by line (difflib is quadratic in the worst
 # case): they clash as a whole when both sides changed them.
 MAX_ALIGNED = 1000
+# What stands for an epic's Keywords line while the entries around it are merged: the same item
+# on every side, so the line keeps its place (and both sides adding it add it once).
+KEYWORDS_SLOT = "\x00keywords"
 _FLOOR = datetime.min.replace(tzinfo=timezone.utc)
 
 Key = tuple[str, int]  # (epic ID, occurrence): a file with a duplicate ID keeps both
@@ -148,6 +153,10 @@ class Layout(NamedTuple):
     head: list[str]  # entries before the first `###` (Completed, v2 marker and summary, …)
     sections: dict[tuple[str, int], list[str]]  # `###` line (and occurrence) -> its entries
     trailer: list[str]  # lines after the epic's end (a non-epic section)
+    keywords: str | None = None  # the Keywords line the loader reads, when it is a head entry
+    # False when the loader reads a Keywords line this merge leaves to the entries' merge (one
+    # inside a subsection, or with lines indented under it)
+    usual: bool = True
 
 
 def _entries(lines: Sequence[str]) -> list[str]:
@@ -173,11 +182,16 @@ def layout(unit_lines: Sequence[str]) -> Layout:
         title = unit_lines[start].strip()
         occurrence = 1 + sum(1 for key in sections if key[0] == title)
         sections[(title, occurrence)] = _entries(unit_lines[start + 1 : end])
+    head = _entries(unit_lines[1 : bounds[0]])
+    keywords, usual = None, True
+    if epic.keywords_line is not None:
+        line = unit_lines[epic.keywords_line]
+        if epic.keywords_line < bounds[0] and line in head and KEYWORDS_SLOT not in head:
+            keywords = line
+        else:
+            usual = False
     return Layout(
-        unit_lines[0],
-        _entries(unit_lines[1 : bounds[0]]),
-        sections,
-        list(_trim(unit_lines[epic.end_line :])),
+        unit_lines[0], head, sections, list(_trim(unit_lines[epic.end_line :])), keywords, usual
     )
 
 
@@ -228,6 +242,100 @@ def _merge_marker(
     return [f"{indent}<!-- {' '.join(['af-memory:v2', *merged])} -->"], 0
 
 
+def keyword_terms(line: str | None) -> list[str]:
+    """A Keywords line's terms as written (split at commas, trimmed, none cut or dropped)."""
+    value = None if line is None else keywords_value(line)
+    return [] if value is None else [term.strip() for term in value.split(",") if term.strip()]
+
+
+def _with_terms(line: str, terms: Sequence[str]) -> str:
+    """The Keywords line with its terms replaced, key, list marker and bold kept as written."""
+    value = keywords_value(line) or ""
+    if not value:
+        return extended_keywords_line(line, False, list(terms)) if terms else line
+    at = line.rfind(value)  # the value ends the line, but for a bold closer and blanks
+    head, tail = line[:at], line[at + len(value) :]
+    return f"{head}{', '.join(terms)}{tail}" if terms else head.rstrip(" \t") + tail
+
+
+def merge_keywords(base: str | None, ours: str | None, theirs: str | None) -> tuple[list[str], int]:
+    """The epic's Keywords line (None: it has none) as one set of terms: changed on both sides,
+    ours' terms in order, then the terms theirs added, each once (case and spacing aside, as
+    `add --append` compares them); a term one side removed and the other kept is removed. The
+    line keeps ours' form. Returns its lines (none, one, or a clash when the line could not be
+    written so that the loader reads those terms) and the clash count."""
+    if ours == theirs or theirs == base:
+        return ([] if ours is None else [ours]), 0
+    if ours == base:
+        return ([] if theirs is None else [theirs]), 0
+    in_base = {entry_key(term) for term in keyword_terms(base)}
+    in_theirs = {entry_key(term) for term in keyword_terms(theirs)}
+    mine = keyword_terms(ours)
+    terms = [
+        term for term in mine if entry_key(term) not in in_base or entry_key(term) in in_theirs
+    ]
+    seen = {entry_key(term) for term in mine}
+    added = []
+    for term in keyword_terms(theirs):
+        key = entry_key(term)
+        if key not in in_base and key not in seen:
+            seen.add(key)
+            added.append(term)
+    if ours is None or theirs is None:
+        if not terms and not added:
+            return [], 0  # one side removed the line, the other only removed terms
+        line = _with_terms(ours or theirs or "", [*terms, *added])
+    elif len(terms) == len(mine):
+        line = extended_keywords_line(ours, bool(mine), added) if added else ours
+    else:
+        line = _with_terms(ours, [*terms, *added])
+    if keyword_terms(line) != [*terms, *added]:
+        return _clash([ours or ""], [theirs or ""]), 1
+    return [line], 0
+
+
+def _inside_clash(items: Sequence[str], wanted: str) -> bool:
+    inside = False
+    for item in items:
+        if item == OURS_MARK:
+            inside = True
+        elif item == THEIRS_MARK:
+            inside = False
+        elif item == wanted and inside:
+            return True
+    return False
+
+
+def _merge_head(
+    heads: Sequence[list[str]], sides: Sequence[Layout]
+) -> tuple[list[str], int, list[str]]:
+    """The lines before the first subsection (the v2 marker and Completed line taken out), the
+    Keywords line merged as one set of terms in its place. Returns the entries, the clash count
+    and the Keywords line(s) still to place where `add` would write them (the line's place was
+    removed on one side while the other changed it)."""
+    keywords = [side.keywords for side in sides]
+    if all(line is None for line in keywords) or not all(side.usual for side in sides):
+        head, found = merge_items(*heads)
+        return head, found, []
+    slotted = []
+    for entries, line in zip(heads, keywords):
+        entries = list(entries)
+        if line is not None:
+            entries[entries.index(line)] = KEYWORDS_SLOT
+        slotted.append(entries)
+    head, found = merge_items(*slotted)
+    if _inside_clash(head, KEYWORDS_SLOT):  # the entries around it clash: merged as before
+        head, found = merge_items(*heads)
+        return head, found, []
+    merged, clashed = merge_keywords(*keywords)
+    found += clashed
+    if KEYWORDS_SLOT not in head:
+        return head, found, merged
+    at = head.index(KEYWORDS_SLOT)
+    rest = [entry for entry in head[at:] if entry != KEYWORDS_SLOT]
+    return [*head[:at], *merged, *rest], found, []
+
+
 def _merge_sections(
     base: dict[tuple[str, int], list[str]],
     ours: dict[tuple[str, int], list[str]],
@@ -276,7 +384,7 @@ def merge_epic(
         [e for e in side.head if e not in marker and e not in date]
         for side, marker, date in zip((b, o, t), markers, dates)
     ]
-    head, found = merge_items(*heads)
+    head, found, unplaced = _merge_head(heads, (b, o, t))
     clashes += found
     completed: list[str] = []
     if dates[1] and dates[2]:
@@ -308,7 +416,11 @@ def merge_epic(
         lines.extend(entries)
     if trailer:
         lines.extend(["", *trailer])
-    return [line for entry in lines for line in entry.split("\n")], clashes
+    flat = [line for entry in lines for line in entry.split("\n")]
+    if unplaced:
+        at = keywords_at(flat, parse_permanent("\n".join(flat))[0])
+        flat[at:at] = unplaced
+    return flat, clashes
 
 
 # --- the whole file ----------------------------------------------------------------------------
