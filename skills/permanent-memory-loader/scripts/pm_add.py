@@ -20,7 +20,6 @@ from pm_cli import PROG, say
 from pm_epic_input import (
     INTENT_WHAT,
     MAX_EPIC_TOKENS,
-    MAX_KEYWORDS,
     MAX_KEYWORDS_CHARS,
     DuplicateEpic,
     Entry,
@@ -37,7 +36,7 @@ from pm_epic_input import (
 )
 from pm_epic_lines import LinesError, parse_epic_lines
 from pm_errors import MemoryFileError
-from pm_parse import Epic
+from pm_parse import MAX_KEYWORDS, Epic
 from pm_render import SKIP_TOKENS
 from pm_write_file import encode_as, make_dirs, memory_path, read_for_writing
 

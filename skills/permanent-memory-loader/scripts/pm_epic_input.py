@@ -21,6 +21,8 @@ from pm_errors import LoaderError
 from pm_fit import fewest_that_fit
 from pm_parse import (
     LABELS,
+    MAX_KEYWORD_CHARS,  # one term: what the parser reads
+    MAX_KEYWORDS,
     Epic,
     Subsection,
     entry_text,
@@ -64,8 +66,6 @@ _NUMBER = re.compile(r"[0-9.]+")
 INTENT_WHAT = "one line saying what the epic did"
 # The epic's `**Keywords:**` line: terms recall and search find it by, never shown in a block.
 KEYWORDS_LABEL = "**Keywords:**"
-MAX_KEYWORDS = 40
-MAX_KEYWORD_CHARS = 60  # one term
 MAX_KEYWORDS_CHARS = 400  # the line's terms, joined with ", "
 KEYWORDS_WHAT = 'a list of terms, e.g. ["luxon", "time zones"]'
 
