@@ -1,0 +1,115 @@
+"""An epic's Paths globs: gitignore-style patterns relative to the project's root, matched
+against a project-relative path (`/`-separated). Pure and builtins only (no `re`): the file
+tools' hook matches with it on every call.
+
+- A pattern with a `/` other than a trailing one is anchored at the root (`src/auth/**`); one
+  without matches at any depth (`*.proto`, `migrations`).
+- A trailing `/` matches folders only; a pattern that matches a folder matches everything in it
+  (`billing_api/webhooks` governs `billing_api/webhooks/handler.py`), as gitignore ignores a
+  folder's contents.
+- `*` and `?` match within one part of the path, `[abc]`, `[a-z]`, `[!a]` one character of a
+  set, `**` any number of parts (none included).
+- Refused (`glob_problem` says why): an absolute path, a `..` part, a `!` negation, a
+  backslash, and an empty pattern.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class Glob(NamedTuple):
+    text: str  # the pattern as written
+    parts: tuple[str, ...]  # its `/`-separated parts, `**` ones included
+    folder_only: bool  # written with a trailing `/`
+
+
+def glob_problem(pattern: str) -> str | None:
+    """Why `pattern` cannot be a Paths glob, or None when it can."""
+    text = pattern.strip()
+    if not text:
+        return "an empty glob"
+    if text.startswith("/") or (len(text) > 1 and text[1] == ":"):
+        return f"{text!r} is absolute: write it relative to the project's root"
+    if "\\" in text:
+        return f"{text!r} holds a backslash: separate folders with /"
+    if text.startswith("!"):
+        return f"{text!r} is a negation, which a Paths line does not take"
+    if ".." in text.rstrip("/").split("/"):
+        return f"{text!r} leaves the project (..)"
+    return None
+
+
+def parse_glob(pattern: str) -> Glob:
+    """The glob of a pattern `glob_problem` accepts."""
+    text = pattern.strip()
+    body = text.rstrip("/")
+    parts = tuple(part for part in body.split("/") if part not in ("", "."))
+    folder_only = text.endswith("/")
+    if len(parts) > 1 and parts[-1] == "**":  # `dir/**`: everything in dir, as `dir/` says
+        parts, folder_only = parts[:-1], True
+    if len(parts) == 1 and "/" not in body:
+        parts = ("**", *parts)  # no slash: at any depth
+    return Glob(text, parts, folder_only)
+
+
+def glob_matches(glob: Glob, path: str) -> bool:
+    """Whether `glob` governs the project-relative `path` (the path itself, or a folder it is in
+    for a glob that names a folder)."""
+    names = [name for name in path.split("/") if name not in ("", ".")]
+    last = len(names) - 1 if glob.folder_only else len(names)
+    return any(_parts_match(glob.parts, names[:end]) for end in range(1, last + 1))
+
+
+def literal_prefix(glob: Glob) -> str:
+    """The leading parts of `glob` that hold no wildcard, joined (`src/auth` for `src/auth/**`;
+    empty for a glob that may match at any depth): every path it matches starts with them."""
+    fixed = []
+    for part in glob.parts:
+        if any(char in part for char in "*?["):
+            break
+        fixed.append(part)
+    return "/".join(fixed)
+
+
+def _parts_match(parts: tuple[str, ...], names: list[str]) -> bool:
+    if not parts:
+        return not names
+    if parts[0] == "**":
+        return any(_parts_match(parts[1:], names[start:]) for start in range(len(names) + 1))
+    return bool(names) and _name_matches(parts[0], names[0]) and _parts_match(parts[1:], names[1:])
+
+
+def _name_matches(pattern: str, name: str) -> bool:
+    """fnmatch within one part of a path, without `re`: `*`, `?` and `[...]` sets."""
+    if not pattern:
+        return not name
+    head = pattern[0]
+    if head == "*":
+        rest = pattern.lstrip("*")
+        return any(_name_matches(rest, name[start:]) for start in range(len(name) + 1))
+    if not name:
+        return False
+    if head == "?":
+        return _name_matches(pattern[1:], name[1:])
+    if head == "[":
+        end = pattern.find("]", 2)
+        if end > 0:
+            return _in_set(pattern[1:end], name[0]) and _name_matches(pattern[end + 1 :], name[1:])
+    return head == name[0] and _name_matches(pattern[1:], name[1:])
+
+
+def _in_set(members: str, char: str) -> bool:
+    negated = members[:1] in ("!", "^")
+    if negated:
+        members = members[1:]
+    found = False
+    index = 0
+    while index < len(members):
+        if index + 2 < len(members) and members[index + 1] == "-":
+            found = found or members[index] <= char <= members[index + 2]
+            index += 3
+        else:
+            found = found or members[index] == char
+            index += 1
+    return found != negated
