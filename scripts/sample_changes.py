@@ -21,8 +21,10 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "skills/permanent-memory-loader/scripts"))
-import pm_globs  # noqa: E402
+sys.path.insert(
+    0, str(Path(__file__).resolve().parent.parent / "skills/permanent-memory-loader/scripts")
+)
+import pm_globs
 
 MAX_FILES = 30
 PR_SUFFIXES = ("(#", "[#")
