@@ -333,6 +333,11 @@ def test_never_raises_and_finds_every_epic_heading(text: str) -> None:
             assert epic.start_line < index < epic.end_line
             assert pm_parse.keywords_value(lines[index]) is not None
         assert len(epic.keywords) <= pm_parse.MAX_KEYWORDS and all(epic.keywords)
+        assert epic.paths_line == (epic.paths_lines[0] if epic.paths_lines else None)
+        for index in epic.paths_lines:
+            assert epic.start_line < index < epic.end_line
+            assert pm_parse.paths_value(lines[index]) is not None
+        assert len(epic.paths) <= pm_parse.MAX_PATHS and all(epic.paths)
         if epic.completed_line is not None:
             assert epic.start_line < epic.completed_line < epic.end_line
             assert epic.completed is not None and epic.completed in lines[epic.completed_line]
@@ -616,3 +621,53 @@ def test_keywords_are_the_trimmed_comma_separated_terms(parts: list[str]) -> Non
     expected = [p.strip()[:60].rstrip() for p in parts]
     assert list(epic.keywords) == [t for t in expected if t][:40]
     assert epic.summary == "The gist." and epic.subsections == ()
+
+
+# ---------------------------------------------------------------------------------------------
+# The Paths line: the code an epic governs, for the file tools' hook, never content
+
+
+@pytest.mark.parametrize(
+    ("line", "paths"),
+    [
+        ("**Paths:** billing_api/webhooks/**, billing_api/stripe_client.py",
+         ("billing_api/webhooks/**", "billing_api/stripe_client.py")),
+        ("**Paths**: `src/auth/**` ,  , *.proto,", ("src/auth/**", "*.proto")),
+        ("- **paths:** docs/", ("docs/",)),
+        ("Paths: a/b", ("a/b",)),
+        ("**Paths:** ``", ()),
+        ("**Paths: src/**, lib/**", ("src/**", "lib/")),
+        ("**Paths:**", ()),
+    ],
+)  # fmt: skip
+def test_paths_line_variants(line: str, paths: tuple[str, ...]) -> None:
+    text = f"## Epic: A — a\n**Completed:** 2026-01-01\n**Keywords:** k\n{line}\n### Gotchas\n- g\n"
+    [epic] = parse_permanent(text)
+    assert (epic.paths, epic.paths_line, epic.paths_lines) == (paths, 3, (3,))
+    assert (epic.keywords, epic.keywords_line) == (("k",), 2)
+    assert [sub.entries for sub in epic.subsections] == [("g",)]
+
+
+@pytest.mark.parametrize("line", ["Paths a/b", "Path: a/b", "Pathsx: a", "- Paths: plain"])
+def test_not_a_paths_line_inside_a_subsection(line: str) -> None:
+    [epic] = parse_permanent(f"## Epic: A\n### Gotchas\n{line}\n")
+    assert (epic.paths, epic.paths_line, epic.paths_lines) == ((), None, ())
+    assert epic.first_entry("gotchas") is not None
+
+
+def test_paths_in_a_v2_epic_are_never_the_summary_and_only_the_first_line_counts() -> None:
+    text = (
+        "## Epic: A\n<!-- af-memory:v2 -->\nThe gist.\n**Keywords:** k\n**Paths:** src/a/**\n"
+        "**Paths:** src/b/**\n- [decision] d\n"
+    )
+    [epic] = parse_permanent(text)
+    assert (epic.summary, epic.paths, epic.paths_lines) == ("The gist.", ("src/a/**",), (4, 5))
+    assert epic.first_entry("decisions") == "d"
+
+
+def test_paths_are_bounded() -> None:
+    globs = ", ".join(f"g{n}/**" for n in range(60))
+    [epic] = parse_permanent(f"## Epic: A\n**Paths:** {'x' * 201}, {globs}\n")
+    assert len(epic.paths) == pm_parse.MAX_PATHS == 40
+    assert epic.paths[:2] == ("g0/**", "g1/**")
+    assert all(len(g) <= pm_parse.MAX_PATH_CHARS for g in epic.paths)

@@ -132,6 +132,15 @@ def _epic_findings(
                 "one line",
             )
         )
+    for index in epic.paths_lines[1:]:
+        findings.append(
+            Finding(
+                index + 1,
+                WARNING,
+                f"{name}: a second Paths line (first at line {(epic.paths_line or 0) + 1}): "
+                "only the first is read; put the globs on one line",
+            )
+        )
     for label in LABELS:
         for position, sub in enumerate(epic.subsections):
             if sub.label != label:
@@ -186,7 +195,8 @@ def evidence_findings(
         name = safe_text(epic.epic_id) or "?"
         texts = [(epic.start_line, safe_text(epic.intent))]
         ignored = in_fence = False
-        metadata = set(epic.keywords_lines)  # never shown: a path there goes stale unseen
+        # never shown: a path there goes stale unseen (the Paths line is checked as globs)
+        metadata = set(epic.keywords_lines) | set(epic.paths_lines)
         for index in range(epic.start_line + 1, epic.end_line):
             line = lines[index]
             if line.lstrip(" \t").startswith(("```", "~~~")):

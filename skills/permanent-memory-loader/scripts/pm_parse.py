@@ -135,6 +135,42 @@ def keywords_value(line: str) -> str | None:
     return None if rest is None else rest.strip(_BLANK).rstrip("*").rstrip(_BLANK)
 
 
+# An epic's `**Paths:** glob, glob` line: the code its decisions govern, as gitignore-style
+# globs relative to the project's root (pm_globs); the file tools' hook matches the file being
+# worked on against them. Never shown in a block. At most this many globs of at most this many
+# characters each are read.
+MAX_PATHS = 40
+MAX_PATH_CHARS = 200
+
+
+def paths_value(line: str) -> str | None:
+    """What follows the key of a `**Paths:** …` line (bold, list marker and case optional), as
+    written, or None."""
+    rest = _after_key(line, "paths")
+    if rest is None:
+        return None
+    value = rest.strip(_BLANK)
+    # `**Paths: a/**` closes its bold at the end; `**Paths:** a/**` ends with a glob's `**`.
+    if line[: len(line) - len(rest)].count("**") == 1 and value.endswith("**"):
+        value = value[:-2]
+    return value.rstrip(_BLANK)
+
+
+def split_paths(value: str) -> tuple[str, ...]:
+    """A Paths value's globs: split at commas, trimmed, backquotes around one taken off, empty
+    ones dropped, at most MAX_PATHS of at most MAX_PATH_CHARS (a longer one is left out)."""
+    found = []
+    for part in value.split(","):
+        glob = part.strip()
+        if len(glob) > 1 and glob[0] == glob[-1] == "`":
+            glob = glob[1:-1].strip()
+        if glob and len(glob) <= MAX_PATH_CHARS:
+            found.append(glob)
+            if len(found) == MAX_PATHS:
+                break
+    return tuple(found)
+
+
 def _is_bold_key(line: str) -> bool:
     """The line's key is bold (`**Keywords:**`, `- **Keywords**:`): metadata wherever it is."""
     rest = line.lstrip(_BLANK)
@@ -222,6 +258,11 @@ class Epic(NamedTuple):
     keywords: tuple[str, ...] = ()
     keywords_line: int | None = None
     keywords_lines: tuple[int, ...] = ()
+    # The globs of the epic's first Paths line (split_paths), and that line; every line read as
+    # a Paths line (only the first one's globs count).
+    paths: tuple[str, ...] = ()
+    paths_line: int | None = None
+    paths_lines: tuple[int, ...] = ()
 
     def first_entry(self, label: str) -> str | None:
         """The first content line of the first subsection with this label that has one."""
@@ -338,6 +379,8 @@ def _parse_epic(heading_rest: str, lines: list[str], start: int, end: int) -> Ep
     marker_lines: list[int] = []
     keywords: tuple[str, ...] = ()
     keywords_lines: list[int] = []
+    paths: tuple[str, ...] = ()
+    paths_lines: list[int] = []
     current: tuple[str, str] | None = None
     in_subsection = False
     want_summary = False
@@ -395,6 +438,12 @@ def _parse_epic(heading_rest: str, lines: list[str], start: int, end: int) -> Ep
                 keywords = split_keywords(terms)
             keywords_lines.append(index)
             continue
+        globs = paths_value(line)  # placed and read as a Keywords line is
+        if globs is not None and (not in_subsection or _is_bold_key(line)):
+            if not paths_lines:
+                paths = split_paths(globs)
+            paths_lines.append(index)
+            continue
         if _META_LINE.match(line):
             continue
         text = entry_text(line)
@@ -434,6 +483,9 @@ def _parse_epic(heading_rest: str, lines: list[str], start: int, end: int) -> Ep
         keywords=keywords,
         keywords_line=keywords_lines[0] if keywords_lines else None,
         keywords_lines=tuple(keywords_lines),
+        paths=paths,
+        paths_line=paths_lines[0] if paths_lines else None,
+        paths_lines=tuple(paths_lines),
     )
 
 
