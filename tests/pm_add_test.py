@@ -333,7 +333,7 @@ INVALID: list[tuple[object, str]] = [
     (
         {**OK, "decision": []},
         "--input: unknown key 'decision' (known: id, intent, summary, completed, keywords, "
-        "decisions, gotchas, anti_patterns, patterns, conflicts, tentative)",
+        "paths, decisions, gotchas, anti_patterns, patterns, conflicts, tentative)",
     ),
     ({**OK, "decisions": "one"}, "decisions: must be a list, got text"),
     (
@@ -405,6 +405,31 @@ INVALID: list[tuple[object, str]] = [
         {**OK, "keywords": [f"{n:02} " + "k" * 30 for n in range(13)]},
         "keywords: 453 characters in all; at most 400",
     ),
+    (
+        {**OK, "paths": "src/**"},
+        "paths: must be a list of globs relative to the project's root, "
+        'e.g. ["billing_api/webhooks/**"], got str',
+    ),
+    ({**OK, "paths": ["src/**", 3]}, "paths[1]: must be text, got int"),
+    (
+        {**OK, "paths": ["/etc/x"]},
+        "paths[0]: '/etc/x' is absolute: write it relative to the project's root",
+    ),
+    ({**OK, "paths": ["src/../../x"]}, "paths[0]: 'src/../../x' leaves the project (..)"),
+    (
+        {**OK, "paths": ["!src/x"]},
+        "paths[0]: '!src/x' is a negation, which a Paths line does not take",
+    ),
+    (
+        {**OK, "paths": ["src\\x"]},
+        "paths[0]: 'src\\\\x' holds a backslash: separate folders with /",
+    ),
+    (
+        {**OK, "paths": ["a/**, b/**"]},
+        "paths[0]: 'a/**, b/**' holds a comma, which separates globs",
+    ),
+    ({**OK, "paths": ["x" * 201]}, "paths[0]: 201 characters; at most 200"),
+    ({**OK, "paths": [f"g{n}/**" for n in range(41)]}, "paths: 41 globs; at most 40"),
 ]
 
 
@@ -1156,3 +1181,29 @@ def test_append_refuses_bad_keywords_and_writes_nothing(
     assert (result.code, result.out) == (1, "")
     assert result.err.startswith(f"error: {error}") and result.err.count("\n") == 1
     assert path.read_bytes() == before
+
+
+def test_add_writes_the_paths_line_after_the_keywords_and_never_shows_it(
+    loader: Any, tmp_path: Path
+) -> None:
+    given = {
+        **OK,
+        "keywords": ["stripe"],
+        "paths": [" billing_api/webhooks/** ", "", "`a.py`", "a.py"],
+    }
+    result = loader(
+        ["add", "--project-dir", str(tmp_path), "--input", "-", *EST], json.dumps(given)
+    )
+    assert result.code == 0, result.err
+    text = memory_file(tmp_path).read_text(encoding="utf-8")
+    assert "\n**Keywords:** stripe\n**Paths:** billing_api/webhooks/**, a.py\n" in text
+    [epic] = pm_parse.parse_permanent(text)
+    assert epic.paths == ("billing_api/webhooks/**", "a.py")
+    loaded = loader(["load", "--file", str(memory_file(tmp_path)), "--now", "2026-06-01T00:00:00Z"])
+    assert loaded.code == 0 and "billing_api" not in loaded.out and "Paths" not in loaded.out
+    lines = loader(
+        ["add", "--project-dir", str(tmp_path), "--lines", "-", *EST],
+        "id: B-2\nintent: b\npaths: src/b/**, src/c.py\ngotchas:\n- g\n",
+    )
+    assert lines.code == 0, lines.err
+    assert "\n**Paths:** src/b/**, src/c.py\n" in memory_file(tmp_path).read_text(encoding="utf-8")

@@ -161,6 +161,27 @@ CASES = [
         {"keywords": ["b"], "patterns": ["p"]},
         V1 + "**Keywords:** a, b\n- p\n",
     ),
+    # Paths: a new line after the Keywords line (or where that goes), or globs appended.
+    (
+        "paths-v1-after-the-keywords-line",
+        V1.replace("09:00:00Z\n", "09:00:00Z\n**Keywords:** stripe\n"),
+        {"paths": ["billing_api/webhooks/**"]},
+        V1.replace(
+            "09:00:00Z\n", "09:00:00Z\n**Keywords:** stripe\n**Paths:** billing_api/webhooks/**\n"
+        ),
+    ),
+    (
+        "paths-and-keywords-new-together-keywords-first",
+        V2,
+        {"paths": ["src/**"], "keywords": ["k"]},
+        V2.replace("land once.\n", "land once.\n**Keywords:** k\n**Paths:** src/**\n"),
+    ),
+    (
+        "paths-merged-into-the-line",
+        V1.replace("09:00:00Z\n", "09:00:00Z\n**Paths:** src/a/**,  \n"),
+        {"paths": ["src/a/**", "`src/b.py`"]},
+        V1.replace("09:00:00Z\n", "09:00:00Z\n**Paths:** src/a/**, src/b.py\n"),
+    ),
     (
         "the-next-epic-and-a-title-stay-put",
         "# T\n\n" + V1 + "\n## Epic: FEAT-2 — Y\n\n### Gotchas discovered\n- y\n",
@@ -188,6 +209,7 @@ def test_append_lays_out(text: str, fields: dict[str, Any], expected: str) -> No
     before = epic_named(text, "FEAT-1")
     assert before is not None
     assert result.epic.keywords == (*before.keywords, *(k.text for k in result.keywords))
+    assert result.epic.paths == (*before.paths, *result.paths)
 
 
 def test_keywords_already_there_or_given_twice_are_skipped() -> None:
@@ -416,3 +438,21 @@ def test_append_only_inserts_lines_and_is_idempotent(
     assert again.text == result.text
     assert (again.added, again.keywords) == ((), ())
     assert len(again.skipped) + len(again.left_out) == given
+
+
+def test_globs_already_there_or_given_twice_are_skipped_and_over_the_limit_left_out() -> None:
+    text = V1.replace("09:00:00Z\n", "09:00:00Z\n**Paths:** src/a/**\n")
+    result = appended(text, paths=["src/a/**", "src/b/**", "src/b/**"])
+    assert (result.paths, result.paths_skipped, result.paths_left_out) == (
+        ("src/b/**",),
+        ("src/b/**", "src/a/**"),
+        (),
+    )
+    full = V1.replace(
+        "09:00:00Z\n", "09:00:00Z\n**Paths:** " + ", ".join(f"g{n}/**" for n in range(40)) + "\n"
+    )
+    over = appended(full, paths=["h/**"], gotchas=["g2"])
+    assert (over.paths, over.paths_left_out, over.changed) == ((), ("h/**",), True)
+    assert over.epic.paths == tuple(f"g{n}/**" for n in range(40))
+    nothing = appended(full, paths=["g0/**"])
+    assert (nothing.changed, nothing.text) == (False, full)

@@ -35,8 +35,9 @@ from pm_epic_input import (
     verify_epic,
 )
 from pm_epic_lines import LinesError, parse_epic_lines
+from pm_epic_paths import MAX_PATHS_LINE_CHARS
 from pm_errors import MemoryFileError
-from pm_parse import MAX_KEYWORDS, Epic
+from pm_parse import MAX_KEYWORDS, MAX_PATHS, Epic
 from pm_render import SKIP_TOKENS
 from pm_write_file import encode_as, make_dirs, memory_path, read_for_writing
 
@@ -212,6 +213,12 @@ def report_append(
             f"terms, {MAX_KEYWORDS_CHARS} characters in all; left out {len(left)}: "
             + ", ".join(f"{keyword.where} {keyword.text!r}" for keyword in left)
         )
+    if appended.paths_left_out:
+        say(
+            f"note: paths: the Paths line of {epic.epic_id} holds at most {MAX_PATHS} globs, "
+            f"{MAX_PATHS_LINE_CHARS} characters in all; left out: "
+            + ", ".join(repr(glob) for glob in appended.paths_left_out)
+        )
     if appended.changed:
         over_skip_note(path, file_tokens, counting)
         if epic_tokens > MAX_EPIC_TOKENS:
@@ -235,14 +242,19 @@ def report_append(
                         {"where": keyword.where, "label": KEYWORDS, "text": keyword.text}
                         for keyword in appended.keywords
                     ),
+                    *({"where": "paths", "label": "paths", "text": g} for g in appended.paths),
                 ],
                 "skipped": [
                     {"where": skip.item.where, "label": skip.label, "text": skip.item.text}
                     for skip in appended.skipped
-                ],
+                ]
+                + [{"where": "paths", "label": "paths", "text": g} for g in appended.paths_skipped],
                 "left_out": [
                     {"where": keyword.where, "label": KEYWORDS, "text": keyword.text}
                     for keyword in appended.left_out
+                ]
+                + [
+                    {"where": "paths", "label": "paths", "text": g} for g in appended.paths_left_out
                 ],
                 "tokens": epic_tokens,
                 "file_tokens": file_tokens,
@@ -255,6 +267,7 @@ def report_append(
         counted = [
             _counted(len(appended.added), "entry", "entries"),
             _counted(len(appended.keywords), "keyword", "keywords"),
+            _counted(len(appended.paths), "glob", "globs"),
         ]
         out.append(
             f"appended {' and '.join(part for part in counted if part)} to {epic.epic_id} in "
@@ -263,9 +276,15 @@ def report_append(
         out.extend(f"  {label}: {item.text}" for label, item in appended.added)
         if appended.keywords:
             out.append(f"  {KEYWORDS}: " + ", ".join(k.text for k in appended.keywords))
+        if appended.paths:
+            out.append("  paths: " + ", ".join(appended.paths))
     else:
         if appended.left_out:
             why = "its Keywords line has no room for the new keywords"
+        elif appended.paths_left_out:
+            why = "its Paths line has no room for the new globs"
+        elif appended.paths_skipped:
+            why = "it holds every entry, keyword and glob already"
         elif any(skip.label == KEYWORDS for skip in appended.skipped):
             why = "it holds every entry and keyword already"
         else:
@@ -274,6 +293,10 @@ def report_append(
     out.extend(
         f"skipped {skip.item.where}, already in {epic.epic_id} ({skip.label}): {skip.item.text}"
         for skip in appended.skipped
+    )
+    out.extend(
+        f"skipped a glob, already in {epic.epic_id} (paths): {glob}"
+        for glob in appended.paths_skipped
     )
     sys.stdout.write("".join(line + "\n" for line in out))
     return 0

@@ -1,7 +1,8 @@
 # `add --append`: new entries for an epic already in permanent_memory.md, each appended to its
 # subsection of that epic (a missing subsection is created where the canonical order puts it),
 # entries the epic already holds skipped; new keywords appended to its Keywords line (the line
-# is created where add writes it when the epic has none). Pure: text in, text out; pm_add reads
+# is created where add writes it when the epic has none), and new globs to its Paths line
+# (likewise). Pure: text in, text out; pm_add reads
 # and writes the file under the folder's lock.
 #
 # Only lines are inserted, and the Keywords line extended: every other line of the file before
@@ -25,6 +26,7 @@ from pm_epic_input import (
     keywords_over,
     sections,
 )
+from pm_epic_paths import PATHS_LABEL, extended_paths_line, paths_over
 from pm_errors import LoaderError
 from pm_parse import LABELS, Epic, entry_text, keywords_value, parse_permanent
 
@@ -49,10 +51,13 @@ class Appended(NamedTuple):
     skipped: tuple[Skipped, ...]  # in input order, the items' then the keywords'
     keywords: tuple[Keyword, ...] = ()  # the terms added to the Keywords line, in order
     left_out: tuple[Keyword, ...] = ()  # new terms over the line's limits, not written
+    paths: tuple[str, ...] = ()  # the globs added to the Paths line, in order
+    paths_left_out: tuple[str, ...] = ()  # new globs over the line's limits, not written
+    paths_skipped: tuple[str, ...] = ()  # globs the line holds already, or given twice
 
     @property
     def changed(self) -> bool:
-        return bool(self.added or self.keywords)
+        return bool(self.added or self.keywords or self.paths)
 
 
 def entry_key(text: str) -> str:
@@ -195,7 +200,25 @@ def _read_back(epic: Epic) -> tuple[object, ...]:
 
 
 def _whole(epic: Epic) -> tuple[object, ...]:
-    return (*_read_back(epic), epic.subsections, epic.keywords)
+    return (*_read_back(epic), epic.subsections, epic.keywords, epic.paths)
+
+
+def _split_new_paths(epic: Epic, entry: Entry) -> tuple[list[str], list[str], list[str]]:
+    """The entry's globs the epic's Paths line does not hold yet, those of them over the line's
+    limits, and the others (given again, or there already)."""
+    skipped = [*entry.repeated_paths]
+    kept = list(epic.paths)
+    fits: list[str] = []
+    left_out: list[str] = []
+    for glob in entry.paths:
+        if glob in kept:
+            skipped.append(glob)
+        elif not left_out and paths_over([*kept, glob]) is None:
+            kept.append(glob)
+            fits.append(glob)
+        else:
+            left_out.append(glob)
+    return fits, left_out, skipped
 
 
 def append_entries(existing: str, epic: Epic, entry: Entry) -> Appended:
@@ -205,8 +228,10 @@ def append_entries(existing: str, epic: Epic, entry: Entry) -> Appended:
     new, skipped = _split_new(epic, entry)
     terms, left_out, skipped_terms = _split_new_keywords(epic, entry)
     skipped.extend(skipped_terms)
-    if not new and not terms:
-        return Appended(existing, epic, (), tuple(skipped), (), tuple(left_out))
+    globs, globs_left_out, globs_skipped = _split_new_paths(epic, entry)
+    path_notes = (tuple(globs_left_out), tuple(globs_skipped))
+    if not new and not terms and not globs:
+        return Appended(existing, epic, (), tuple(skipped), (), tuple(left_out), (), *path_notes)
     laid_out: list[tuple[str, list[str]]] = []
     added: list[tuple[str, Item]] = []
     for field, items in sections(entry._replace(items=tuple(new))):
@@ -229,6 +254,17 @@ def append_entries(existing: str, epic: Epic, entry: Entry) -> Appended:
             lines[at_line] = extended_keywords_line(lines[at_line], bool(epic.keywords), texts)
         else:  # before anything else inserted at the same place
             inserts.append((keywords_at(lines, epic), -1, [f"{KEYWORDS_LABEL} {', '.join(texts)}"]))
+    if globs:
+        if epic.paths_line is not None:  # extended in place, as the Keywords line is
+            lines = [*lines]
+            lines[epic.paths_line] = extended_paths_line(
+                lines[epic.paths_line], bool(epic.paths), globs
+            )
+        else:  # after the Keywords line (or where it goes)
+            at_line = (
+                keywords_at(lines, epic) if epic.keywords_line is None else epic.keywords_line + 1
+            )
+            inserts.append((at_line, -1, [f"{PATHS_LABEL} {', '.join(globs)}"]))
     inserts.sort(key=lambda found: found[:2])
     out: list[str] = []
     at = 0
@@ -239,7 +275,15 @@ def append_entries(existing: str, epic: Epic, entry: Entry) -> Appended:
     out.extend(lines[at:])
     text = "\n".join(out)
     verified = _verified(existing, text, epic, added, terms)
-    return Appended(text, verified, tuple(added), tuple(skipped), tuple(terms), tuple(left_out))
+    if verified.paths != (*epic.paths, *globs):
+        raise AppendRefused(
+            f"the loader would not read the globs appended to {epic.epic_id} back as written; "
+            "nothing was written"
+        )
+    return Appended(
+        text, verified, tuple(added), tuple(skipped), tuple(terms), tuple(left_out), tuple(globs),
+        *path_notes,
+    )  # fmt: skip
 
 
 def _verified(

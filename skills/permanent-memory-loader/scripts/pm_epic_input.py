@@ -17,6 +17,7 @@ from datetime import datetime, timezone
 from typing import NamedTuple
 
 import memory_text
+from pm_epic_paths import InvalidPaths, paths_line, read_paths
 from pm_errors import LoaderError
 from pm_fit import fewest_that_fit
 from pm_parse import (
@@ -35,7 +36,7 @@ from pm_parse import (
 # The JSON lists, in the order their subsections are written, and each one's heading.
 SECTION_FIELDS = ("decisions", "gotchas", "anti_patterns", "patterns", "conflicts")
 LIST_FIELDS = (*SECTION_FIELDS, "tentative")
-KEYS = ("id", "intent", "summary", "completed", "keywords", *LIST_FIELDS)
+KEYS = ("id", "intent", "summary", "completed", "keywords", "paths", *LIST_FIELDS)
 SCHEMAS = (1, 2)
 ITEM_KEYS = ("text", "confidence")
 HEADINGS = {
@@ -115,6 +116,8 @@ class Entry(NamedTuple):
     schema: int = 2  # the form written: 2 (marker, summary, typed entries) or 1 (prose)
     keywords: tuple[Keyword, ...] = ()  # in input order, each term once (case aside)
     repeated_keywords: tuple[Keyword, ...] = ()  # terms given again after an earlier one
+    paths: tuple[str, ...] = ()  # the Paths line's globs, in input order, each once
+    repeated_paths: tuple[str, ...] = ()  # globs given again
 
 
 def _kind(value: object) -> str:
@@ -377,7 +380,12 @@ def read_entry(
                 items.append(item)
     summary = _summary(data, schema, notes)
     keywords, repeated = read_keywords(data.get("keywords"), notes)
-    entry = Entry(raw_id, intent, completed, tuple(items), summary, schema, keywords, repeated)
+    try:
+        paths, repeated_paths = read_paths(data.get("paths"), notes)
+    except InvalidPaths as error:
+        raise InvalidEntry(str(error)) from None
+    entry = Entry(raw_id, intent, completed, tuple(items), summary, schema, keywords, repeated,
+                  paths, repeated_paths)  # fmt: skip
     return entry, notes
 
 
@@ -424,6 +432,8 @@ def format_epic(entry: Entry) -> str:
         lines = [heading, f"**Completed:** {entry.completed}"]
     if entry.keywords:
         lines.append(keywords_line([keyword.text for keyword in entry.keywords]))
+    if entry.paths:
+        lines.append(paths_line(entry.paths))
     for field, items in sections(entry):
         lines.append("")
         lines.append(f"### {HEADINGS[field]}")
@@ -441,19 +451,24 @@ def stored_sections(entry: Entry) -> dict[str, list[str]]:
 
 def expected_epic(
     entry: Entry,
-) -> tuple[str, str, str, tuple[Subsection, ...], str | None, int, tuple[str, ...]]:
+) -> tuple[
+    str, str, str, tuple[Subsection, ...], str | None, int, tuple[str, ...], tuple[str, ...]
+]:
     subs = tuple(
         Subsection(FIELD_LABELS[field], HEADINGS[field], tuple(item.text for item in items))
         for field, items in sections(entry)
     )
     summary = entry.summary if entry.schema == 2 else None
     terms = tuple(keyword.text for keyword in entry.keywords)
-    return entry.epic_id, entry.intent, entry.completed, subs, summary, entry.schema, terms
+    return (entry.epic_id, entry.intent, entry.completed, subs, summary, entry.schema, terms,
+            entry.paths)  # fmt: skip
 
 
 def _read_back(
     epic: Epic,
-) -> tuple[str, str, str | None, tuple[Subsection, ...], str | None, int, tuple[str, ...]]:
+) -> tuple[
+    str, str, str | None, tuple[Subsection, ...], str | None, int, tuple[str, ...], tuple[str, ...]
+]:
     return (
         epic.epic_id,
         epic.intent,
@@ -462,6 +477,7 @@ def _read_back(
         epic.summary,
         epic.schema,
         epic.keywords,
+        epic.paths,
     )
 
 
@@ -492,7 +508,7 @@ def verify_epic(entry: Entry, text: str) -> None:
             "summary: the loader would not read it back as the summary (it reads "
             f"{parsed[0].summary!r}); rephrase it"
         )
-    if len(parsed) == 1 and parsed[0].keywords != expected_epic(entry)[-1]:
+    if len(parsed) == 1 and parsed[0].keywords != expected_epic(entry)[-2]:
         raise InvalidEntry(misread_keyword(entry.keywords, parsed[0].keywords))
     raise InvalidEntry(  # every item text is settled above, so only a loader change gets here
         "the loader would not read this epic back as written; report it with the --input JSON"

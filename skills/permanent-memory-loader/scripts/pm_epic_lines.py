@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import re
 
-# The one field whose value is a list on one line too: `keywords: luxon, dates, time zones`.
-COMMA_LISTS = ("keywords",)
+# The fields whose value is a list on one line too: `keywords: luxon, dates, time zones`,
+# `paths: billing_api/webhooks/**, billing_api/stripe_client.py`.
+COMMA_LISTS = ("keywords", "paths")
 _FIELD = re.compile(r"([A-Za-z][A-Za-z0-9_-]*):(?:[ \t]+(.*))?")
 FORM = "'name: value', 'name:' (a list follows) or '- item'"
 
@@ -20,7 +21,8 @@ class LinesError(ValueError):
 def parse_epic_lines(text: str) -> dict[str, str | list[str]]:
     """`name: value` -> text; `name:` then `- item` lines -> a list of texts. An indented line
     continues the value or item above it (joined with a space); blank lines are skipped. The
-    value of `keywords` is a list either way: `keywords: a, b` is split at its commas."""
+    values of `keywords` and `paths` are lists either way: `keywords: a, b` is split at its
+    commas."""
     fields: dict[str, str | list[str]] = {}
     current: str | None = None  # the field the last value or item belongs to
     for number, line in enumerate(text.replace("\r\n", "\n").split("\n"), start=1):
