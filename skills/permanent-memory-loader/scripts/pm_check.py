@@ -12,6 +12,7 @@ import pm_cli
 from pm_cli import MEMORY_FILE, WriteCounting, plural, project_dir, say
 from pm_epic_input import MAX_EPIC_TOKENS
 from pm_findings import ERROR, WARNING, Finding, check_text
+from pm_glob_check import glob_findings
 from pm_load import NO_EVIDENCE, Evidence, check_evidence, decode
 from pm_parse import parse_permanent
 from pm_render import SKIP_TOKENS
@@ -87,7 +88,11 @@ def check(args: argparse.Namespace) -> int:
             args.max_tokens,
             states=evidence.states,
         )
-        findings = sorted(encoding_findings + report.findings, key=lambda finding: finding.line)
+        where = root if root is not None else pm_cli.evidence_root(path, args.project_dir)
+        globs = glob_findings(parse_permanent(text), None if where is None else str(where))
+        findings = sorted(
+            encoding_findings + report.findings + globs, key=lambda finding: finding.line
+        )
         errors = sum(1 for finding in findings if finding.level == ERROR)
         warnings = len(findings) - errors
         if errors:
@@ -135,10 +140,11 @@ def build_parser() -> argparse.ArgumentParser:
         "check",
         "One line per finding, PATH:LINE: LEVEL: MESSAGE, then a summary per file. "
         "Errors: unknown subsections, unreadable Completed dates, duplicate IDs, "
-        "conflict markers and epics torn by a line-based merge, a file over --max-tokens. "
+        "conflict markers and epics torn by a line-based merge, a file over --max-tokens, "
+        "Paths globs that are absolute, leave the project or lead out of it through a link. "
         f"Warnings: lines the loader cuts, epics over {MAX_EPIC_TOKENS} tokens, epics without "
         "a completion date, entries naming a project path that is gone or that git records as "
-        "moved. Exit 1 when there is an error.",
+        "moved, Paths globs that match no file. Exit 1 when there is an error.",
     )
     pm_cli.add_project_dir(parser)
     pm_cli.add_file(
