@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pm_merge
+import pm_merge_sets
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -323,7 +324,10 @@ THEIRS = pm_merge.THEIRS_MARK
 def test_merge_keywords(
     base: str | None, ours: str | None, theirs: str | None, expected: list[str]
 ) -> None:
-    assert pm_merge.merge_keywords(base, ours, theirs) == (expected, int(len(expected) > 1))
+    assert pm_merge.merge_line(pm_merge_sets.KEYWORDS, base, ours, theirs) == (
+        expected,
+        int(len(expected) > 1),
+    )
 
 
 KW_BASE = join(HEAD, epic("FEAT-1", 1, keywords="luxon, time zones"), epic("FEAT-2", 5))
@@ -543,3 +547,49 @@ def test_no_epic_id_is_ever_lost(
         assert all("merge conflict" in p or ": a second " in p for p in problems), problems
     else:
         assert problems == [], (problems, merged.text)
+
+
+# The Paths line: one set of globs, as the Keywords line is one set of terms.
+
+PATHS_EPIC = (
+    "## Epic: FEAT-1 \u2014 Webhooks\n**Completed:** 2026-01-01T00:00:00Z\n"
+    "**Keywords:** stripe\n{paths}\n### Gotchas discovered\n{gotchas}"
+)
+
+
+def paths_epic(paths: str | None, gotchas: str = "- g\n") -> str:
+    line = "" if paths is None else f"**Paths:** {paths}\n"
+    return PATHS_EPIC.format(paths=line, gotchas=gotchas)
+
+
+@pytest.mark.parametrize(
+    ("base", "ours", "theirs", "expected"),
+    [
+        ("src/a/**", "src/a/**, src/b/**", "src/a/**, src/c.py", "src/a/**, src/b/**, src/c.py"),
+        (None, "src/a/**", "src/b/**", "src/a/**, src/b/**"),  # both added the line: one line
+        ("src/a/**, src/b/**", "src/a/**", "src/a/**, src/b/**, x/**", "src/a/**, x/**"),
+        ("src/a/**", None, "src/a/**, x/**", "x/**"),  # the line removed on one side
+        ("Src/**", "Src/**, a", "Src/**, src/**", "Src/**, a, src/**"),  # globs keep their case
+    ],
+)
+def test_both_sides_change_the_paths_line_and_one_line_results(
+    base: str | None, ours: str | None, theirs: str | None, expected: str
+) -> None:
+    merged = merge_permanent(
+        paths_epic(base), paths_epic(ours, "- g\n- ours\n"), paths_epic(theirs, "- g\n- theirs\n")
+    )
+    assert merged.clashes == 0, merged.text
+    assert merged.text == paths_epic(expected, "- g\n- ours\n- theirs\n")
+    [parsed] = parse_permanent(merged.text)
+    assert parsed.paths == tuple(expected.split(", "))
+    assert parsed.keywords == ("stripe",)
+
+
+def test_a_paths_line_added_without_a_keywords_line_goes_where_add_writes_it() -> None:
+    base = "## Epic: A \u2014 a\n**Completed:** 2026-01-01\n\n### Gotchas discovered\n- g\n"
+    ours = base.replace("2026-01-01\n", "2026-01-01\n**Paths:** a/**\n")
+    theirs = base.replace("2026-01-01\n", "2026-01-01\n**Paths:** b/**\n**Keywords:** k\n")
+    merged = merge_permanent(base, ours, theirs)
+    assert merged.clashes == 0, merged.text
+    [parsed] = parse_permanent(merged.text)
+    assert (parsed.paths, parsed.keywords) == (("a/**", "b/**"), ("k",))

@@ -8,8 +8,9 @@
 # one side removed (archive moves epics out) while the other changed it is kept, and reported.
 #
 # Epics, headings and subsections are found by pm_parse, so the merge and the loader agree on
-# where an epic starts and ends. An epic's Keywords line is one set of terms, not an entry: changed
-# on both sides, the merged epic has one line with ours' terms and then theirs' new ones.
+# where an epic starts and ends. An epic's Keywords and Paths lines are each one set, not an
+# entry: changed on both sides, the merged epic has one line with ours' values and then theirs'
+# new ones (pm_merge_sets).
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -17,8 +18,9 @@ from datetime import datetime, timezone
 from difflib import SequenceMatcher
 from typing import NamedTuple
 
-from pm_append_plan import entry_key, extended_keywords_line, keywords_at
-from pm_parse import completed_value, keywords_value, normalise_text, parse_permanent, v2_marker
+from pm_append_plan import keywords_at
+from pm_merge_sets import SET_LINES, SetLine, merge_set_line
+from pm_parse import completed_value, normalise_text, parse_permanent, v2_marker
 
 OURS_MARK = "<<<<<<< ours"
 SPLIT_MARK = "======="
@@ -26,9 +28,6 @@ THEIRS_MARK = ">>>>>>> theirs"
 # Longer runs of changed lines are not aligned line by line (difflib is quadratic in the worst
 # case): they clash as a whole when both sides changed them.
 MAX_ALIGNED = 1000
-# What stands for an epic's Keywords line while the entries around it are merged: the same item
-# on every side, so the line keeps its place (and both sides adding it add it once).
-KEYWORDS_SLOT = "\x00keywords"
 _FLOOR = datetime.min.replace(tzinfo=timezone.utc)
 
 Key = tuple[str, int]  # (epic ID, occurrence): a file with a duplicate ID keeps both
@@ -153,8 +152,9 @@ class Layout(NamedTuple):
     head: list[str]  # entries before the first `###` (Completed, v2 marker and summary, …)
     sections: dict[tuple[str, int], list[str]]  # `###` line (and occurrence) -> its entries
     trailer: list[str]  # lines after the epic's end (a non-epic section)
-    keywords: str | None = None  # the Keywords line the loader reads, when it is a head entry
-    # False when the loader reads a Keywords line this merge leaves to the entries' merge (one
+    # The Keywords and Paths lines the loader reads (SET_LINES order), when each is a head entry
+    set_lines: tuple[str | None, ...] = (None,) * len(SET_LINES)
+    # False when the loader reads such a line this merge leaves to the entries' merge (one
     # inside a subsection, or with lines indented under it)
     usual: bool = True
 
@@ -183,16 +183,15 @@ def layout(unit_lines: Sequence[str]) -> Layout:
         occurrence = 1 + sum(1 for key in sections if key[0] == title)
         sections[(title, occurrence)] = _entries(unit_lines[start + 1 : end])
     head = _entries(unit_lines[1 : bounds[0]])
-    keywords, usual = None, True
-    if epic.keywords_line is not None:
-        line = unit_lines[epic.keywords_line]
-        if epic.keywords_line < bounds[0] and line in head and KEYWORDS_SLOT not in head:
-            keywords = line
-        else:
-            usual = False
-    return Layout(
-        unit_lines[0], head, sections, list(_trim(unit_lines[epic.end_line :])), keywords, usual
-    )
+    found: list[str | None] = []
+    usual = True
+    for kind, index in zip(SET_LINES, (epic.keywords_line, epic.paths_line)):
+        line = None if index is None else unit_lines[index]
+        if index is not None and not (index < bounds[0] and line in head and kind.slot not in head):
+            line, usual = None, False
+        found.append(line)
+    trailer = list(_trim(unit_lines[epic.end_line :]))
+    return Layout(unit_lines[0], head, sections, trailer, tuple(found), usual)
 
 
 def _is_completed(entry: str) -> bool:
@@ -242,56 +241,11 @@ def _merge_marker(
     return [f"{indent}<!-- {' '.join(['af-memory:v2', *merged])} -->"], 0
 
 
-def keyword_terms(line: str | None) -> list[str]:
-    """A Keywords line's terms as written (split at commas, trimmed, none cut or dropped)."""
-    value = None if line is None else keywords_value(line)
-    return [] if value is None else [term.strip() for term in value.split(",") if term.strip()]
-
-
-def _with_terms(line: str, terms: Sequence[str]) -> str:
-    """The Keywords line with its terms replaced, key, list marker and bold kept as written."""
-    value = keywords_value(line) or ""
-    if not value:
-        return extended_keywords_line(line, False, list(terms)) if terms else line
-    at = line.rfind(value)  # the value ends the line, but for a bold closer and blanks
-    head, tail = line[:at], line[at + len(value) :]
-    return f"{head}{', '.join(terms)}{tail}" if terms else head.rstrip(" \t") + tail
-
-
-def merge_keywords(base: str | None, ours: str | None, theirs: str | None) -> tuple[list[str], int]:
-    """The epic's Keywords line (None: it has none) as one set of terms: changed on both sides,
-    ours' terms in order, then the terms theirs added, each once (case and spacing aside, as
-    `add --append` compares them); a term one side removed and the other kept is removed. The
-    line keeps ours' form. Returns its lines (none, one, or a clash when the line could not be
-    written so that the loader reads those terms) and the clash count."""
-    if ours == theirs or theirs == base:
-        return ([] if ours is None else [ours]), 0
-    if ours == base:
-        return ([] if theirs is None else [theirs]), 0
-    in_base = {entry_key(term) for term in keyword_terms(base)}
-    in_theirs = {entry_key(term) for term in keyword_terms(theirs)}
-    mine = keyword_terms(ours)
-    terms = [
-        term for term in mine if entry_key(term) not in in_base or entry_key(term) in in_theirs
-    ]
-    seen = {entry_key(term) for term in mine}
-    added = []
-    for term in keyword_terms(theirs):
-        key = entry_key(term)
-        if key not in in_base and key not in seen:
-            seen.add(key)
-            added.append(term)
-    if ours is None or theirs is None:
-        if not terms and not added:
-            return [], 0  # one side removed the line, the other only removed terms
-        line = _with_terms(ours or theirs or "", [*terms, *added])
-    elif len(terms) == len(mine):
-        line = extended_keywords_line(ours, bool(mine), added) if added else ours
-    else:
-        line = _with_terms(ours, [*terms, *added])
-    if keyword_terms(line) != [*terms, *added]:
-        return _clash([ours or ""], [theirs or ""]), 1
-    return [line], 0
+def merge_line(
+    kind: SetLine, base: str | None, ours: str | None, theirs: str | None
+) -> tuple[list[str], int]:
+    """One of the epic's set lines merged as one set (pm_merge_sets), clashing as entries do."""
+    return merge_set_line(kind, base, ours, theirs, _clash)
 
 
 def _inside_clash(items: Sequence[str], wanted: str) -> bool:
@@ -310,30 +264,34 @@ def _merge_head(
     heads: Sequence[list[str]], sides: Sequence[Layout]
 ) -> tuple[list[str], int, list[str]]:
     """The lines before the first subsection (the v2 marker and Completed line taken out), the
-    Keywords line merged as one set of terms in its place. Returns the entries, the clash count
-    and the Keywords line(s) still to place where `add` would write them (the line's place was
+    Keywords and Paths lines each merged as one set in its place. Returns the entries, the clash
+    count and the set lines still to place where `add` would write them (the line's place was
     removed on one side while the other changed it)."""
-    keywords = [side.keywords for side in sides]
-    if all(line is None for line in keywords) or not all(side.usual for side in sides):
+    found_lines = [line for side in sides for line in side.set_lines if line is not None]
+    if not found_lines or not all(side.usual for side in sides):
         head, found = merge_items(*heads)
         return head, found, []
     slotted = []
-    for entries, line in zip(heads, keywords):
+    for entries, side in zip(heads, sides):
         entries = list(entries)
-        if line is not None:
-            entries[entries.index(line)] = KEYWORDS_SLOT
+        for kind, line in zip(SET_LINES, side.set_lines):
+            if line is not None:
+                entries[entries.index(line)] = kind.slot
         slotted.append(entries)
     head, found = merge_items(*slotted)
-    if _inside_clash(head, KEYWORDS_SLOT):  # the entries around it clash: merged as before
+    if any(_inside_clash(head, kind.slot) for kind in SET_LINES):  # merged as before
         head, found = merge_items(*heads)
         return head, found, []
-    merged, clashed = merge_keywords(*keywords)
-    found += clashed
-    if KEYWORDS_SLOT not in head:
-        return head, found, merged
-    at = head.index(KEYWORDS_SLOT)
-    rest = [entry for entry in head[at:] if entry != KEYWORDS_SLOT]
-    return [*head[:at], *merged, *rest], found, []
+    unplaced: list[str] = []
+    for number, kind in enumerate(SET_LINES):
+        merged, clashed = merge_line(kind, *(side.set_lines[number] for side in sides))
+        found += clashed
+        if kind.slot not in head:
+            unplaced.extend(merged)
+            continue
+        at = head.index(kind.slot)
+        head = [*head[:at], *merged, *(entry for entry in head[at:] if entry != kind.slot)]
+    return head, found, unplaced
 
 
 def _merge_sections(
@@ -417,8 +375,11 @@ def merge_epic(
     if trailer:
         lines.extend(["", *trailer])
     flat = [line for entry in lines for line in entry.split("\n")]
-    if unplaced:
-        at = keywords_at(flat, parse_permanent("\n".join(flat))[0])
+    if unplaced:  # where add writes them: the Keywords line first, the Paths line after it
+        epic = parse_permanent("\n".join(flat))[0]
+        at = keywords_at(flat, epic)
+        if epic.keywords_line is not None and at <= epic.keywords_line:
+            at = epic.keywords_line + 1
         flat[at:at] = unplaced
     return flat, clashes
 
