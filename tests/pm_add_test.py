@@ -14,6 +14,7 @@ from typing import Any
 
 import pm_add
 import pm_epic_input
+import pm_epic_layout
 import pm_parse
 import pm_tokens
 import pytest
@@ -194,10 +195,10 @@ def test_keywords_are_cleaned_like_every_field() -> None:
     ]
     assert [k.where for k in entry.repeated_keywords] == ["keywords[4]"]
     assert notes == ["warning: keywords[2] held a secret; it is left out"]
-    assert "\n**Keywords:** time zones, date-fns, moment\n" in pm_epic_input.format_epic(entry)
+    assert "\n**Keywords:** time zones, date-fns, moment\n" in pm_epic_layout.format_epic(entry)
     # No keywords: no line.
     plain, _ = pm_epic_input.read_entry({**OK, "keywords": ["", "  "]}, NOW)
-    assert "Keywords" not in pm_epic_input.format_epic(plain)
+    assert "Keywords" not in pm_epic_layout.format_epic(plain)
 
 
 def test_add_json_output(loader: Any, tmp_path: Path) -> None:
@@ -435,9 +436,9 @@ INVALID: list[tuple[object, str]] = [
 
 def prepare(data: object) -> str:
     entry, _notes = pm_epic_input.read_entry(data, NOW)
-    entry, _dropped = pm_epic_input.fit_entry(entry, estimate)
-    text = pm_epic_input.format_epic(entry)
-    pm_epic_input.verify_epic(entry, text)
+    entry, _dropped = pm_epic_layout.fit_entry(entry, estimate)
+    text = pm_epic_layout.format_epic(entry)
+    pm_epic_layout.verify_epic(entry, text)
     return text
 
 
@@ -513,7 +514,7 @@ def test_add_settles_what_the_loader_would_misread() -> None:
         "stored as '(REDACTED)'",
     ]
     # "plain" had 0.5 in its text: it goes to Tentative.
-    assert pm_epic_input.stored_sections(entry)["tentative"] == ["plain"]
+    assert pm_epic_layout.stored_sections(entry)["tentative"] == ["plain"]
 
 
 def test_completed_defaults_to_now_and_is_written_in_utc(loader: Any, tmp_path: Path) -> None:
@@ -555,7 +556,7 @@ def test_an_epic_over_500_tokens_loses_its_lowest_confidence_items(
     }
     result = loader(["add", "--project-dir", str(tmp_path), "--input", "-"], json.dumps(data))
     assert result.code == 0, result.err
-    full = pm_epic_input.format_epic(pm_epic_input.read_entry(data, NOW)[0])
+    full = pm_epic_layout.format_epic(pm_epic_input.read_entry(data, NOW)[0])
     assert result.err == (
         f"note: A-1 was {count(full)} tokens, over the 500-token limit of an epic; left out 2 "
         "items, lowest confidence first: tentative[0] (0.80), decisions[1] (0.80)\n"
@@ -572,13 +573,13 @@ def test_fit_entry_leaves_out_as_few_items_as_needed() -> None:
         {**OK, "patterns": [{"text": "p" * 40, "confidence": c} for c in (0.75, 0.9, 0.8, 0.9)]},
         NOW,
     )
-    full = estimate(pm_epic_input.format_epic(entry))
-    fitted, dropped = pm_epic_input.fit_entry(entry, estimate, full - 1)
+    full = estimate(pm_epic_layout.format_epic(entry))
+    fitted, dropped = pm_epic_layout.fit_entry(entry, estimate, full - 1)
     assert [item.where for item in dropped] == ["patterns[0]"]
-    fitted, dropped = pm_epic_input.fit_entry(entry, estimate, full - 20)
+    fitted, dropped = pm_epic_layout.fit_entry(entry, estimate, full - 20)
     assert [item.where for item in dropped] == ["patterns[0]", "patterns[2]"]
     assert [item.where for item in fitted.items] == ["patterns[1]", "patterns[3]"]
-    assert pm_epic_input.fit_entry(entry, estimate, full) == (entry, [])
+    assert pm_epic_layout.fit_entry(entry, estimate, full) == (entry, [])
 
 
 def test_add_into_a_missing_folder_given_with_file(loader: Any, tmp_path: Path) -> None:
@@ -729,9 +730,9 @@ EXISTING_IDS = {epic.epic_id for text in EXISTING for epic in pm_parse.parse_per
 def _add_pure(data: dict[str, Any], existing: str) -> tuple[pm_epic_input.Entry, str] | None:
     try:
         entry, _notes = pm_epic_input.read_entry(data, NOW)
-        entry, _dropped = pm_epic_input.fit_entry(entry, estimate)
-        pm_epic_input.verify_epic(entry, pm_epic_input.format_epic(entry))
-        new_text, _action = pm_epic_input.place_epic(existing, entry, replace=False)
+        entry, _dropped = pm_epic_layout.fit_entry(entry, estimate)
+        pm_epic_layout.verify_epic(entry, pm_epic_layout.format_epic(entry))
+        new_text, _action = pm_epic_layout.place_epic(existing, entry, replace=False)
     except (InvalidEntry, pm_epic_input.DuplicateEpic):
         return None
     return entry, new_text
@@ -756,11 +757,11 @@ def test_the_loader_reads_back_exactly_what_add_wrote(data: dict[str, Any], exis
         entry.epic_id,
         entry.intent,
         entry.completed,
-        pm_epic_input.stored_sections(entry),
+        pm_epic_layout.stored_sections(entry),
         tuple(keyword.text for keyword in entry.keywords),
     )
     assert new_text.startswith(existing.rstrip("\n"))
-    assert pm_epic_input.find_placed(new_text, entry) is not None
+    assert pm_epic_layout.find_placed(new_text, entry) is not None
 
 
 @given(data=entries(PLAIN), existing=st.sampled_from(EXISTING))

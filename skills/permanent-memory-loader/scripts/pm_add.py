@@ -25,11 +25,13 @@ from pm_epic_input import (
     Entry,
     InvalidEntry,
     Item,
+    read_entry,
+)
+from pm_epic_layout import (
     find_placed,
     fit_entry,
     format_epic,
     place_epic,
-    read_entry,
     stored_sections,
     trimmed_note,
     verify_epic,

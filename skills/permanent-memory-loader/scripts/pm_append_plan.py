@@ -22,8 +22,10 @@ from pm_epic_input import (
     Entry,
     Item,
     Keyword,
-    item_line,
     keywords_over,
+)
+from pm_epic_layout import (
+    item_line,
     sections,
 )
 from pm_epic_paths import PATHS_LABEL, extended_paths_line, paths_over
