@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pm_merge
+import pm_merge_items
 import pm_merge_sets
 import pytest
 from hypothesis import given, settings
@@ -10,7 +11,8 @@ from hypothesis import strategies as st
 from pm_append_plan import append_entries, entry_key
 from pm_epic_input import Entry, Keyword
 from pm_findings import ERROR, check_text
-from pm_merge import merge_items, merge_permanent
+from pm_merge import merge_permanent
+from pm_merge_items import merge_items
 from pm_parse import parse_permanent
 from pm_render import Budget
 from support import estimate
@@ -259,17 +261,23 @@ def test_completed_changed_differently_clashes_inside_the_epic() -> None:
 )
 def test_merge_items(base: str, ours: str, theirs: str, expected: str, clashes: int) -> None:
     items, found = merge_items(list(base), list(ours), list(theirs))
-    shown = "".join(items).replace(pm_merge.OURS_MARK, "<")
-    shown = shown.replace(pm_merge.SPLIT_MARK, "=").replace(pm_merge.THEIRS_MARK, ">")
+    shown = "".join(items).replace(pm_merge_items.OURS_MARK, "<")
+    shown = shown.replace(pm_merge_items.SPLIT_MARK, "=").replace(pm_merge_items.THEIRS_MARK, ">")
     assert (shown, found) == (expected, clashes)
 
 
 def test_long_runs_changed_on_both_sides_clash_whole_rather_than_align_slowly() -> None:
-    base = [f"line {n}" for n in range(pm_merge.MAX_ALIGNED + 1)]
+    base = [f"line {n}" for n in range(pm_merge_items.MAX_ALIGNED + 1)]
     ours, theirs = [*base, "ours"], ["theirs", *base]
     items, clashes = merge_items(base, ours, theirs)
     assert (items, clashes) == (
-        [pm_merge.OURS_MARK, *ours, pm_merge.SPLIT_MARK, *theirs, pm_merge.THEIRS_MARK],
+        [
+            pm_merge_items.OURS_MARK,
+            *ours,
+            pm_merge_items.SPLIT_MARK,
+            *theirs,
+            pm_merge_items.THEIRS_MARK,
+        ],
         1,
     )
     assert merge_items(base, ours, base) == (ours, 0)  # one side changed: no alignment needed
@@ -278,7 +286,7 @@ def test_long_runs_changed_on_both_sides_clash_whole_rather_than_align_slowly() 
 # --- the Keywords line: one set of terms ------------------------------------------------------
 
 KW = "**Keywords:**"
-THEIRS = pm_merge.THEIRS_MARK
+THEIRS = pm_merge_items.THEIRS_MARK
 
 
 @pytest.mark.parametrize(
@@ -317,14 +325,20 @@ THEIRS = pm_merge.THEIRS_MARK
             f"{KW} a",
             f"{KW} a, b",
             f"{KW} c**, a",
-            [pm_merge.OURS_MARK, f"{KW} a, b", pm_merge.SPLIT_MARK, f"{KW} c**, a", THEIRS],
+            [
+                pm_merge_items.OURS_MARK,
+                f"{KW} a, b",
+                pm_merge_items.SPLIT_MARK,
+                f"{KW} c**, a",
+                THEIRS,
+            ],
         ),
     ],
 )
 def test_merge_keywords(
     base: str | None, ours: str | None, theirs: str | None, expected: list[str]
 ) -> None:
-    assert pm_merge.merge_line(pm_merge_sets.KEYWORDS, base, ours, theirs) == (
+    assert pm_merge_sets.merge_set_line(pm_merge_sets.KEYWORDS, base, ours, theirs) == (
         expected,
         int(len(expected) > 1),
     )
@@ -532,7 +546,11 @@ def test_no_epic_id_is_ever_lost(
     lines = merged.text.split("\n")
     for parsed in parse_permanent(merged.text):
         head = lines[parsed.start_line : min(parsed.heading_lines, default=parsed.end_line)]
-        if parsed.epic_id not in ours or parsed.epic_id not in theirs or pm_merge.OURS_MARK in head:
+        if (
+            parsed.epic_id not in ours
+            or parsed.epic_id not in theirs
+            or pm_merge_items.OURS_MARK in head
+        ):
             continue
         assert len(parsed.keywords_lines) <= 1, merged.text
         o, t = (terms_of(side[parsed.epic_id]) for side in (ours, theirs))

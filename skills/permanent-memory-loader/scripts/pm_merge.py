@@ -15,19 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime, timezone
-from difflib import SequenceMatcher
 from typing import NamedTuple
 
 from pm_append_plan import keywords_at
-from pm_merge_sets import SET_LINES, SetLine, merge_set_line
+from pm_merge_items import OURS_MARK, THEIRS_MARK, clash, merge_items, pick
+from pm_merge_sets import SET_LINES, merge_set_line
 from pm_parse import completed_value, normalise_text, parse_permanent, v2_marker
 
-OURS_MARK = "<<<<<<< ours"
-SPLIT_MARK = "======="
-THEIRS_MARK = ">>>>>>> theirs"
-# Longer runs of changed lines are not aligned line by line (difflib is quadratic in the worst
-# case): they clash as a whole when both sides changed them.
-MAX_ALIGNED = 1000
 _FLOOR = datetime.min.replace(tzinfo=timezone.utc)
 
 Key = tuple[str, int]  # (epic ID, occurrence): a file with a duplicate ID keeps both
@@ -78,70 +72,6 @@ def key_name(key: Key) -> str:
     epic_id, occurrence = key
     name = epic_id or "(epic without an ID)"
     return name if occurrence == 1 else f"{name} (occurrence {occurrence})"
-
-
-# --- merging sequences -------------------------------------------------------------------------
-
-
-def _clash(ours: Sequence[str], theirs: Sequence[str]) -> list[str]:
-    return [OURS_MARK, *ours, SPLIT_MARK, *theirs, THEIRS_MARK]
-
-
-def merge_items(
-    base: Sequence[str], ours: Sequence[str], theirs: Sequence[str]
-) -> tuple[list[str], int]:
-    """A three-way merge of two edited copies of `base` (items: lines, or entries of several
-    lines joined by newlines). Where both sides only inserted at the same place, both insertions
-    are kept, ours first; where both changed the same items differently, the result holds a
-    conflict block. Returns the items (conflict markers are items too) and the clash count."""
-    if ours == theirs or list(theirs) == list(base):
-        return list(ours), 0
-    if list(ours) == list(base):
-        return list(theirs), 0
-    if max(len(base), len(ours), len(theirs)) > MAX_ALIGNED:
-        return _clash(ours, theirs), 1
-    to_ours = SequenceMatcher(None, base, ours, autojunk=False).get_matching_blocks()
-    to_theirs = SequenceMatcher(None, base, theirs, autojunk=False).get_matching_blocks()
-    # Runs of base items both sides kept unchanged: the stable points between the changes.
-    stable = []
-    i = j = 0
-    while i < len(to_ours) and j < len(to_theirs):
-        base_o, at_o, size_o = to_ours[i]
-        base_t, at_t, size_t = to_theirs[j]
-        low, high = max(base_o, base_t), min(base_o + size_o, base_t + size_t)
-        if low < high:
-            stable.append((low, high, at_o + low - base_o, at_t + low - base_t))
-        if base_o + size_o < base_t + size_t:
-            i += 1
-        else:
-            j += 1
-    stable.append((len(base), len(base), len(ours), len(theirs)))
-    out: list[str] = []
-    clashes = 0
-    at_b = at_o = at_t = 0
-    for low, high, next_o, next_t in stable:
-        b, o, t = list(base[at_b:low]), list(ours[at_o:next_o]), list(theirs[at_t:next_t])
-        if o == b or o == t:
-            out.extend(t)
-        elif t == b:
-            out.extend(o)
-        elif not b:  # both inserted here: keep both
-            out.extend(o + [item for item in t if item not in o])
-        else:
-            out.extend(_clash(o, t))
-            clashes += 1
-        out.extend(base[low:high])
-        at_b, at_o, at_t = high, next_o + high - low, next_t + high - low
-    return out, clashes
-
-
-def _pick(base: str | None, ours: str, theirs: str) -> str | None:
-    """The three-way choice of one value; None when both sides changed it differently."""
-    if ours == theirs or theirs == base:
-        return ours
-    if ours == base:
-        return theirs
-    return None
 
 
 # --- one epic changed on both sides ------------------------------------------------------------
@@ -225,7 +155,7 @@ def _merge_marker(
     merged = []
     for name in names:
         b, o, t = base_fields.get(name, ""), ours_fields.get(name, ""), theirs_fields.get(name, "")
-        value = _pick(b, o, t)
+        value = pick(b, o, t)
         if name == "items" and (o != b or t != b):
             value = str(typed_entries)
         elif value is None and name == "confidence":
@@ -234,21 +164,14 @@ def _merge_marker(
             except ValueError:
                 value = None
         if value is None:
-            return _clash([ours], [theirs]), 1
+            return clash([ours], [theirs]), 1
         if value:
             merged.append(f"{name}={value}")
     indent = ours[: len(ours) - len(ours.lstrip())]
     return [f"{indent}<!-- {' '.join(['af-memory:v2', *merged])} -->"], 0
 
 
-def merge_line(
-    kind: SetLine, base: str | None, ours: str | None, theirs: str | None
-) -> tuple[list[str], int]:
-    """One of the epic's set lines merged as one set (pm_merge_sets), clashing as entries do."""
-    return merge_set_line(kind, base, ours, theirs, _clash)
-
-
-def _inside_clash(items: Sequence[str], wanted: str) -> bool:
+def _insideclash(items: Sequence[str], wanted: str) -> bool:
     inside = False
     for item in items:
         if item == OURS_MARK:
@@ -279,12 +202,12 @@ def _merge_head(
                 entries[entries.index(line)] = kind.slot
         slotted.append(entries)
     head, found = merge_items(*slotted)
-    if any(_inside_clash(head, kind.slot) for kind in SET_LINES):  # merged as before
+    if any(_insideclash(head, kind.slot) for kind in SET_LINES):  # merged as before
         head, found = merge_items(*heads)
         return head, found, []
     unplaced: list[str] = []
     for number, kind in enumerate(SET_LINES):
-        merged, clashed = merge_line(kind, *(side.set_lines[number] for side in sides))
+        merged, clashed = merge_set_line(kind, *(side.set_lines[number] for side in sides))
         found += clashed
         if kind.slot not in head:
             unplaced.extend(merged)
@@ -328,12 +251,12 @@ def merge_epic(
     b = layout(base) if base else Layout("", [], {}, [])
     o, t = layout(ours), layout(theirs)
     clashes = 0
-    heading = _pick(b.heading if base else None, o.heading, t.heading)
+    heading = pick(b.heading if base else None, o.heading, t.heading)
     heading_clash: list[str] = []
     if heading is None:
         # A `## ` line would start a new section: the clash shows the headings without it.
         heading = o.heading
-        heading_clash = _clash([o.heading.lstrip("# ")], [t.heading.lstrip("# ")])
+        heading_clash = clash([o.heading.lstrip("# ")], [t.heading.lstrip("# ")])
         clashes += 1
     # The v2 marker and the Completed line are single values, not entries: merged on their own.
     markers = [[e for e in side.head if _is_marker(e)][:1] for side in (b, o, t)]
@@ -346,8 +269,8 @@ def merge_epic(
     clashes += found
     completed: list[str] = []
     if dates[1] and dates[2]:
-        date = _pick(dates[0][0] if dates[0] else None, dates[1][0], dates[2][0])
-        completed = [date] if date is not None else _clash(dates[1], dates[2])
+        date = pick(dates[0][0] if dates[0] else None, dates[1][0], dates[2][0])
+        completed = [date] if date is not None else clash(dates[1], dates[2])
         clashes += date is None
     elif dates[1] != dates[2]:
         removed = dates[0] and (dates[0] == dates[1] or dates[0] == dates[2])
@@ -430,7 +353,7 @@ def merge_permanent(base: str, ours: str, theirs: str) -> Merged:
         in_base = b.units.get(key)
         mine, other = o.units.get(key), t.units.get(key)
         if mine is not None and other is not None:
-            chosen = _pick(
+            chosen = pick(
                 None if in_base is None else "\n".join(in_base.lines),
                 "\n".join(mine.lines),
                 "\n".join(other.lines),

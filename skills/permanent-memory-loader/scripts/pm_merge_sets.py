@@ -8,6 +8,7 @@ from typing import NamedTuple
 
 from pm_append_plan import entry_key, extended_keywords_line
 from pm_epic_paths import extended_paths_line
+from pm_merge_items import clash
 from pm_parse import keywords_value, paths_value
 
 
@@ -51,12 +52,11 @@ def merge_set_line(
     base: str | None,
     ours: str | None,
     theirs: str | None,
-    clash: Callable[[list[str], list[str]], list[str]],
 ) -> tuple[list[str], int]:
     """The epic's line of this kind (None: it has none) as one set: changed on both sides, ours'
     values in order, then the values theirs added, each once (`kind.key` decides sameness, as
     `add --append` does); a value one side removed and the other kept is removed. The line keeps
-    ours' form. Returns its lines (none, one, or `clash` of both sides when it could not be
+    ours' form. Returns its lines (none, one, or a clash of both sides when it could not be
     written so that the loader reads those values) and the clash count."""
     if ours == theirs or theirs == base:
         return ([] if ours is None else [ours]), 0
