@@ -15,10 +15,8 @@ import os
 import re
 import shlex
 import shutil
-import statistics
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, NamedTuple
@@ -32,11 +30,6 @@ ENTRIES = {  # each skill's command-line entry, under skills/
 sys.path[:0] = [str((ROOT / "skills" / entry).parent) for entry in ENTRIES.values()]
 # The product's own constants and token counter, never restated here.
 import mm_render  # type: ignore[import-not-found]  # noqa: E402
-import pm_load  # type: ignore[import-not-found]  # noqa: E402
-import pm_parse  # type: ignore[import-not-found]  # noqa: E402
-import pm_recall  # type: ignore[import-not-found]  # noqa: E402
-import pm_recall_index  # type: ignore[import-not-found]  # noqa: E402
-import pm_recall_store  # type: ignore[import-not-found]  # noqa: E402
 import pm_render  # type: ignore[import-not-found]  # noqa: E402
 import pm_tokens  # type: ignore[import-not-found]  # noqa: E402
 
@@ -443,101 +436,10 @@ def log(message: str) -> None:
     print(f"bench: {message}", file=sys.stderr)
 
 
-# --- the recall evaluation: tests/recall's memory and labelled prompts
+# --- the recall evaluation: scripts/recall_eval.py (leave-one-project-out, beside a BM25)
 
-
-RECALL_DATA = ROOT / "tests" / "recall"
-# The evaluation's parts: (split, batch) and what the part is to the scoring. The scoring was
-# tuned on the tune parts; the held-out figures of batches 1-3 were seen after earlier tunings,
-# batch 4's held-out part is the clean test (no held-out prompt or outcome is printed).
-PARTS = {"tune-1": ("tune", 1, "tuned on"), "tune-2": ("tune", 2, "tuned on"),
-         "tune-3": ("tune", 3, "tuned on"), "tune-4": ("tune", 4, "tuned on"),
-         "heldout-1": ("heldout", 1, "seen"), "heldout-2": ("heldout", 2, "seen"),
-         "heldout-3": ("heldout", 3, "seen"), "heldout-4": ("heldout", 4, "fresh")}  # fmt: skip
-FRESH_PART = "heldout-4"  # the part the targets hold on
-
-
-def recall_index(memory: Path, counter: Callable[[str], int]) -> Any:
-    """The recall index of a memory file and its archive/ folder, as the hook's cache miss
-    builds it (the block with the default budget, the same cleaning and counting)."""
-    data = memory.read_bytes()
-    summary = pm_load.summarise(data, len(data), pm_render.Budget(), pm_tokens.Tokenizer(),
-                                dt.datetime(2026, 12, 1, tzinfo=dt.timezone.utc))  # fmt: skip
-    archives = pm_recall_store.archive_files(str(memory), None)
-    lines = [] if summary.skipped else pm_load.decode(data).split("\n")
-    epics = [] if summary.skipped else summary.epics
-    return pm_recall_index.index_files(epics, lines, archives, summary.block.text, counter)
-
-
-def recall_outcome(index: Any, prompt: str) -> tuple[list[str], int]:
-    """The epics whose entries recall adds to `prompt` as a session's first (the session-start
-    block's lines already received), and the tokens it adds."""
-    received = {entry[0] for entry in index["entries"] if entry[5]}
-    budgets = pm_recall.PROMPT_BUDGET, pm_recall.SESSION_BUDGET
-    scores, _, _ = pm_recall.score(index, prompt)
-    chosen, _ = pm_recall.choose(index, scores, received, *budgets,
-                                 needed=pm_recall.threshold(prompt))  # fmt: skip
-    _, _, tokens = pm_recall.recall(index, prompt, received, *budgets)
-    return sorted({index["entries"][n][1] for n in chosen}), tokens
-
-
-def without_keywords(data: Path, out: Path) -> Path:
-    """A copy of the evaluation's memory files (permanent_memory.md and archive/) in `out`
-    without their epics' Keywords lines: the files as producers write them today."""
-    for source in [data / "permanent_memory.md", *sorted((data / "archive").glob("*.md"))]:
-        lines = pm_load.decode(source.read_bytes()).split("\n")
-        dropped = {n for epic in pm_parse.parse_permanent("\n".join(lines))
-                   for n in epic.keywords_lines}  # fmt: skip
-        target = out / source.relative_to(data)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        kept = [line for n, line in enumerate(lines) if n not in dropped]
-        target.write_text("\n".join(kept), encoding="utf-8")
-    return out
-
-
-def recall_evaluation(
-    counter: Callable[[str], int],
-    data: Path = RECALL_DATA,
-    batches: tuple[int, ...] = (1, 2, 3, 4),
-    keywords: bool = True,
-) -> dict[str, Any]:
-    """Per part (PARTS): recall (relevant prompts given an entry of a labelled epic), false
-    injections (unrelated prompts given any entry), tokens added per prompt; and each prompt's
-    outcome. Only the prompts of `batches` count; without `keywords`, the memory files are read
-    without their Keywords lines."""
-    if keywords:
-        index = recall_index(data / "permanent_memory.md", counter)
-    else:
-        with tempfile.TemporaryDirectory() as folder:
-            plain = without_keywords(data, Path(folder))
-            index = recall_index(plain / "permanent_memory.md", counter)
-    prompts = [p for p in json.loads((data / "prompts.json").read_text())
-               if p["batch"] in batches]  # fmt: skip
-    report: dict[str, Any] = {"entries": len(index["entries"]), "keywords": keywords,
-                              "splits": {}}  # fmt: skip
-    for part, (split, batch, _role) in PARTS.items():
-        chosen = [p for p in prompts if (p["split"], p.get("batch", 1)) == (split, batch)]
-        if not chosen:
-            continue
-        rows = []
-        for p in chosen:
-            epics, tokens = recall_outcome(index, p["prompt"])
-            hit = bool(set(epics) & set(p["relevant"]))
-            rows.append(dict(id=p["id"], relevant=p["relevant"], added=epics, tokens=tokens,
-                             hit=hit))  # fmt: skip
-        relevant = [r for r in rows if r["relevant"]]
-        unrelated = [r for r in rows if not r["relevant"]]
-        spent = [r["tokens"] for r in rows]
-        report["splits"][part] = {
-            "prompts": len(rows), "relevant": len(relevant), "unrelated": len(unrelated),
-            "recall": sum(r["hit"] for r in relevant) / len(relevant) if relevant else None,
-            "false_injection": (sum(bool(r["added"]) for r in unrelated) / len(unrelated)
-                                if unrelated else None),
-            "off_target": sum(bool(r["added"]) and not r["hit"] for r in relevant),
-            "tokens_mean": statistics.mean(spent) if spent else 0.0,
-            "tokens_max": max(spent, default=0),
-            "missed": [r["id"] for r in relevant if not r["hit"]],
-            "falsely_injected": [r["id"] for r in unrelated if r["added"]],
-            "outcomes": rows,
-        }  # fmt: skip
-    return report
+# recall_index and recall_outcome: the prompt channel as the hook runs it, for other evaluations.
+from recall_eval import RECALL_DATA as RECALL_DATA  # noqa: E402
+from recall_eval import recall_index as recall_index  # noqa: E402
+from recall_eval import recall_outcome as recall_outcome  # noqa: E402
+from recall_eval import without_keywords as without_keywords  # noqa: E402

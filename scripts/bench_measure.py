@@ -26,8 +26,6 @@ from bench_inputs import (
     DEMO,
     EVERY_TURN,
     FRESH,
-    FRESH_PART,
-    PARTS,
     PROMPT,
     TIMEOUT_S,
     Bench,
@@ -35,8 +33,10 @@ from bench_inputs import (
     hook_context,
     hook_input,
     log,
-    recall_evaluation,
 )
+from recall_eval import TARGETS as RECALL_TARGETS
+from recall_eval import evaluation as recall_evaluation
+from recall_eval import table as recall_table
 
 SLOW_MS, SLOW_RUNS = 3000.0, 5  # a command slower than this is measured SLOW_RUNS times
 
@@ -257,45 +257,25 @@ def profile(spawner: Spawner, row: Row) -> list[str]:
     return lines
 
 
-# The held-out part's targets: recall, false injections, tokens added to one prompt.
-RECALL_TARGETS = (("recall", 0.75), ("false_injection", 0.15), ("tokens_max", 80))
-
-
 def recall_targets(recall: dict[str, Any]) -> list[dict[str, Any]]:
-    """The held-out part's figures as targets (recall as its misses, so that every target is a
-    value at most its limit)."""
+    """The scorer's leave-one-project-out figures, pooled, as targets (recall as its misses, so
+    that every target is a value at most its limit)."""
     if not recall:
         return []
-    held, found = recall["splits"].get(FRESH_PART, recall["splits"]["heldout-1"]), []
-    for name, limit in RECALL_TARGETS:
-        value, title = held[name], f"held-out {name.replace('_', ' ')} ≤ {limit}"
-        if name == "recall":
-            title, name = f"held-out recall ≥ {limit}", "1 - recall (the share missed)"
-            value, limit = None if value is None else 1 - value, 1 - limit
-        found.append(target(title, name, value, limit, None, "", ""))
+    pooled, found = recall["scorer"]["pooled"], []
+    least, most = RECALL_TARGETS[recall["keywords"]]
+    words = "with" if recall["keywords"] else "without"
+    title = f"leave-one-project-out, {words} Keywords lines"
+    missed = None if pooled["recall"] is None else 1 - pooled["recall"]
+    found.append(target(f"{title}: recall ≥ {least}", "1 - recall (the share missed), pooled",
+                        missed, 1 - least, None, "", ""))  # fmt: skip
+    found.append(target(f"{title}: false injections ≤ {most}", "false injections, pooled",
+                        pooled["false_injection"], most, None, "", ""))  # fmt: skip
     return found
 
 
 def recall_text(recall: dict[str, Any]) -> list[str]:
-    if recall.get("keywords", True):
-        lines = ["", f"recall evaluation: tests/recall ({recall['entries']} entries), each prompt"
-                 f" the first of a session; the scoring was tuned on the tune parts only, the"
-                 f" targets hold on {FRESH_PART}"]  # fmt: skip
-    else:
-        lines = ["", "the same without the epics' Keywords lines (the files as producers write"
-                 " them today; no target):"]  # fmt: skip
-    lines.append(f"  {'part':<21} {'prompts':>7} {'recall':>7} {'false inj.':>10} "
-                 f"{'off target':>10} {'tokens mean':>11} {'max':>4}")  # fmt: skip
-    for part, s in recall["splits"].items():
-        rate = "—" if s["recall"] is None else f"{s['recall']:.3f}"
-        false = "—" if s["false_injection"] is None else f"{s['false_injection']:.3f}"
-        name = f"{part} ({PARTS[part][2]})"
-        lines.append(f"  {name:<21} {s['prompts']:>7} {rate:>7} {false:>10} {s['off_target']:>10}"
-                     f" {s['tokens_mean']:>11.1f} {s['tokens_max']:>4}")  # fmt: skip
-        if PARTS[part][0] == "tune":  # a held-out part's prompts stay unseen
-            lines.append(f"{'':23} missed: {', '.join(s['missed']) or 'none'}; falsely injected:"
-                         f" {', '.join(s['falsely_injected']) or 'none'}")  # fmt: skip
-    return lines
+    return ["", *recall_table(recall)]
 
 
 def target(
@@ -444,10 +424,10 @@ def render_text(report: dict[str, Any]) -> str:
                   f" {tokens['prompts']} prompts ({tokens['counter']}):"]  # fmt: skip
         lines += [f"  {name:<34} {s['total']:>7}  {s['how']}"
                   for name, s in tokens["strategies"].items()]  # fmt: skip
-    if report.get("recall"):
-        lines += recall_text(report["recall"])
     if report.get("recall_plain"):
         lines += recall_text(report["recall_plain"])
+    if report.get("recall"):
+        lines += recall_text(report["recall"])
     notes = report["notes"] + [f"{r['label']}: {r['note']}" for r in rows.values() if r["note"]]
     notes += [f"{r['label']} wrote to stderr: {r['stderr_sample']}"
               for r in rows.values() if r["stderr_sample"] and not r["error"]]  # fmt: skip
@@ -503,7 +483,7 @@ def measure_all(
     log(f"measuring {len(rows)} commands, {args.runs} runs each, interleaved")
     measure(spawner, list(rows.values()), args.runs)
     tokens = token_session(b) if "tokens" in only else {}
-    recall = recall_evaluation(b.counter.count) if "recall" in only else {}
+    recall = recall_evaluation(b.counter.count, keywords=True) if "recall" in only else {}
     plain = recall_evaluation(b.counter.count, keywords=False) if "recall" in only else {}
     targets = evaluate(rows)
     for key, what in (("hook_warm", "a cache hit"), ("session_start_warm", "a warm session start")):
@@ -517,6 +497,6 @@ def measure_all(
         if t["met"] is False and subject.key not in profiles and subject.argv[0] == b.python:
             log(f"profiling {subject.key}")
             profiles[subject.key] = profile(spawner, subject)
-    targets += recall_targets(recall)
+    targets += recall_targets(plain) + recall_targets(recall)
     return {"targets": targets, "tokens": tokens, "profiles": profiles, "recall": recall,
             "recall_plain": plain}  # fmt: skip
