@@ -24,10 +24,22 @@ def recall_eval() -> ModuleType:
     return recall_eval
 
 
+# The projects the figures below are stated for: tests/recall's four, then the folders of
+# tests/projects that had landed. scripts/recall_eval.py scores a folder that lands later at
+# once; it joins here when the figures are restated.
+PROJECTS = ("backstage", "cosmos", "home-assistant", "mozilla",
+            "jabref", "kuma", "thunderbird-android", "vector")  # fmt: skip
+
+
+def projects() -> list[Any]:
+    found, _skipped = recall_eval().all_projects()
+    return [p for p in found if p.name in PROJECTS]
+
+
 @functools.lru_cache(maxsize=2)
 def report(keywords: bool) -> dict[str, Any]:
     count, _engine, _source = pm_tokens.load_exact_counter(bundled_first=True)
-    found: dict[str, Any] = recall_eval().evaluation(count, keywords)
+    found: dict[str, Any] = recall_eval().evaluation(count, keywords, projects())
     return found
 
 
@@ -36,16 +48,15 @@ def pooled(keywords: bool) -> dict[str, Any]:
     return figures
 
 
-def test_every_complete_project_is_scored_by_both_methods() -> None:
-    projects, _skipped = recall_eval().all_projects()
-    names = [p.name for p in projects]
-    assert names[:4] == ["backstage", "cosmos", "home-assistant", "mozilla"]
+def test_every_project_is_scored_by_both_methods() -> None:
+    names = [p.name for p in projects()]
+    assert names == list(PROJECTS)
     for keywords in (False, True):
         found = report(keywords)
         for method in ("scorer", "BM25"):
             rows = found[method]["rows"]
             assert [r["project"] for r in rows] == names
-            for r, project in zip(rows, projects):
+            for r, project in zip(rows, projects()):
                 tune = [p for p in project.prompts if p.split == "tune"]
                 assert r["relevant"] + r["unrelated"] == len(tune)
             total = found[method]["pooled"]
@@ -103,8 +114,7 @@ def test_the_report_puts_scorer_and_baseline_side_by_side() -> None:
     ]
 
 
-# The targets, pooled over the left-out projects. Figures with the projects of this commit:
-# tests/recall's four (`python3 scripts/recall_eval.py`).
+# The targets, pooled over the left-out projects (`python3 scripts/recall_eval.py`).
 def test_without_keywords_recall() -> None:
     assert pooled(False)["recall"] >= recall_eval().TARGETS[False][0]
 
@@ -117,20 +127,16 @@ def test_with_keywords_recall() -> None:
     assert pooled(True)["recall"] >= recall_eval().TARGETS[True][0]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="not met: 15 of 122 unrelated prompts get an entry (0.123 > 0.12), leave-one-project-"
-    "out over tests/recall's four projects",
-)
 def test_with_keywords_false_injections() -> None:
     assert pooled(True)["false_injection"] <= recall_eval().TARGETS[True][1]
 
 
 @pytest.mark.xfail(
     strict=True,
-    reason="not met: without the Keywords lines, on backstage the scorer's recall 0.500 at false "
-    "injections 0.086 is under the baseline's 0.537 at that rate; on mozilla 0.647 at 0.182 under "
-    "0.667",
+    reason="not met: without the Keywords lines the scorer's recall is under the baseline's at the "
+    "scorer's false injections on backstage (0.574 at 0.200 against 0.593), cosmos (0.882 at 0.048 "
+    "against 1.000), jabref (0.300 at 0.032 against 0.350) and thunderbird-android (0.083 at 0.050 "
+    "against 0.417)",
 )
 def test_every_project_at_least_the_baseline_at_the_same_false_injections() -> None:
     found = report(False)
