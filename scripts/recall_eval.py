@@ -11,18 +11,20 @@ change not yet labelled is skipped and named.
 
     python3 scripts/recall_eval.py                 # leave-one-project-out, tune material
     python3 scripts/recall_eval.py --heldout       # the final check (scored once)
+    python3 scripts/recall_eval.py --ablate [RULE ...]   # each rule taken out in turn
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import functools
 import json
 import math
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -432,6 +434,84 @@ def cell(f: dict[str, Any], which: str) -> str:
     return f"{text:>13}"
 
 
+# --- the ablation: each rule of the scorer taken out in turn, its threshold chosen again
+
+# Each rule as the module constants (or function) that take it out of the scoring. The rules
+# earn their place on the projects no rule was written on: tests/projects' (NEW).
+RULES: dict[str, list[tuple[Any, str, Any]]] = {
+    "report factor": [(pm_recall, "REPORT_FACTOR", 1.0)],
+    "epic support": [(pm_recall, "EPIC_SHARE", 0.0)],
+    "one-word rule": [(pm_recall, "MIN_WORDS", 0)],
+    "keyword worth": [(pm_recall_index, "KEYWORD_WEIGHT", 0.0)],
+    "relative to best": [(pm_recall, "RELATIVE", 0.0)],
+    "phrases": [(pm_recall_index, "PHRASE_WEIGHT", 0.0)],
+    "common-term cut": [(pm_recall_index, "COMMON_SHARE", 2.0)],
+    "rarity among epics": [(pm_recall_index, "epic_spread", lambda _epics, _spread: 1.0)],
+    "field weights": [
+        (pm_recall_index, "FIELD_WEIGHTS", {"id": 0.0, "intent": 1.0, "label": 0.0, "text": 1.0}),
+        (pm_recall_index, "FIELD_B", {"id": 0.0, "intent": 0.0, "label": 0.0, "text": 0.75}),
+    ],
+}
+
+
+@contextlib.contextmanager
+def without_rules(names: Sequence[str]) -> Iterator[None]:
+    saved = []
+    for name in names:
+        for module, attribute, value in RULES[name]:
+            saved.append((module, attribute, getattr(module, attribute)))
+            setattr(module, attribute, value)
+    try:
+        yield
+    finally:
+        for module, attribute, value in reversed(saved):
+            setattr(module, attribute, value)
+
+
+def ablation(
+    counter: Callable[[str], int], removed: Sequence[str], projects: Sequence[Project]
+) -> dict[str, dict[str, Figures]]:
+    """The scorer's leave-one-project-out figures with `removed` taken out, then with each other
+    rule taken out as well: for each, pooled over tests/recall's projects ("old") and over the
+    others ("new"), without and with the Keywords lines."""
+    old = {p.name for p in recall_projects()}
+    found = {}
+    for rule in ["", *(r for r in RULES if r not in removed)]:
+        figures_of = {}
+        with without_rules([*removed, *([rule] if rule else [])]):
+            for keywords in (False, True):
+                outcomes = outcomes_of(SCORER, projects, keywords, "tune", counter)
+                rows = leave_one_out(outcomes, TARGETS[keywords][1])
+                for part in ("old", "new"):
+                    mine = [r.figures for r in rows if (r.project in old) == (part == "old")]
+                    figures_of[f"{part} {'with' if keywords else 'without'}"] = sum(mine, NONE)
+        found[rule] = figures_of
+    return found
+
+
+def ablation_table(found: dict[str, dict[str, Figures]]) -> list[str]:
+    """J = recall - false injections, summed without and with the Keywords lines, on the new
+    projects and on the old; each rule's row: what taking it out changes."""
+
+    def score(figures_of: dict[str, Figures], part: str) -> float:
+        return sum((f.recall or 0.0) - (f.false_injection or 0.0)
+                   for name, f in figures_of.items() if name.startswith(part))  # fmt: skip
+
+    base = found[""]
+    lines = [f"  {'taken out':<20} {'J new':>7} {'J old':>7}   "
+             + "   ".join(f"{name:>20}" for name in base)]  # fmt: skip
+    for rule, figures_of in found.items():
+        shown = [f"{f.hits}/{f.relevant} {f.injected}/{f.unrelated}" for f in figures_of.values()]
+        if rule:
+            new = f"{score(figures_of, 'new') - score(base, 'new'):+.3f}"
+            old = f"{score(figures_of, 'old') - score(base, 'old'):+.3f}"
+        else:
+            new, old = f"{score(base, 'new'):.3f}", f"{score(base, 'old'):.3f}"
+        lines.append(f"  {rule or '(nothing)':<20} {new:>7} {old:>7}   "
+                     + "   ".join(f"{x:>20}" for x in shown))  # fmt: skip
+    return lines
+
+
 @functools.lru_cache(maxsize=1)
 def exact_counter() -> Callable[[str], int]:
     count, _engine, _source = pm_tokens.load_exact_counter(bundled_first=True)
@@ -442,8 +522,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--heldout", action="store_true", help="score the final held-out check")
     parser.add_argument("--json", action="store_true", help="the figures as JSON")
+    parser.add_argument("--ablate", nargs="*", metavar="RULE", choices=list(RULES),
+                        help="the ablation, with these rules already taken out")  # fmt: skip
     args = parser.parse_args(argv)
     projects, skipped = all_projects()
+    if args.ablate is not None:
+        print("\n".join(ablation_table(ablation(exact_counter(), args.ablate, projects))))
+        return 0
     split = "heldout" if args.heldout else "tune"
     if args.heldout:
         projects = [p for p in projects if any(q.split == "heldout" for q in p.prompts)]

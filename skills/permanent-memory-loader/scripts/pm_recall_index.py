@@ -198,6 +198,11 @@ def keyword_words(epic: Epic) -> list[tuple[str, ...]]:
     return found
 
 
+def epic_spread(epics: int, spread: int) -> float:
+    """How rare a term held by `spread` of the `epics` epics is among them, 1 for one epic."""
+    return idf(epics, spread) / idf(epics, 1)
+
+
 def weigh(
     fields: Sequence[dict[str, list[str]]],
     epics: Sequence[int],
@@ -245,7 +250,7 @@ def weigh(
         # How rare the term is among entries, times how rare among epics (1 for a term of one
         # epic): a word spread over many epics says little about which one a prompt is about.
         spread = len({n if kind == "epic" else epics[n] for kind, n in holders[term]})
-        return idf(units, len(holders[term])) * idf(epic_count, spread) / idf(epic_count, 1)
+        return idf(units, len(holders[term])) * epic_spread(epic_count, spread)
 
     rare = {
         word: rarity(word) / idf(units, 1)
