@@ -148,7 +148,7 @@ def test_the_budgets_are_options(
 
 def test_a_changed_archive_file_changes_the_index(project: Path, tmp_path: Path) -> None:
     hook(project, tmp_path, "SessionStart")
-    prompt = "should the billing cron sweep retry failed card payments?"
+    prompt = "should the billing cron sweep retry declined card payments?"
     assert hook(project, tmp_path, "UserPromptSubmit", prompt=prompt) == ""
     (project / ".claude" / "memory" / "archive" / "2024-06-01.md").write_text(
         "## Epic: OLD-002 — Dunning\n\n### Architectural decisions\n"

@@ -18,10 +18,10 @@ PROMPT_BUDGET = 80  # tokens of one recall block, stamp included
 SESSION_BUDGET = 600  # tokens of all recall blocks of one session
 MIN_BUDGET = 0  # 0 turns recall off
 MAX_PROMPT_BUDGET, MAX_SESSION_BUDGET = 2000, 20000  # the plugin options' ranges
-# The score an entry needs, in units of one rare word matched once in an entry's text
-# (references/recall.md), and the share of the best entry's score it needs beside it.
-THRESHOLD = 3.5
-RELATIVE = 0.5
+# The score an entry needs, in units of one rare word (a word of one entry) matched once in an
+# entry's text of average length: a count of matched words weighted by their rarity in this
+# file, so that it means the same in a small file and a large one (references/recall.md).
+THRESHOLD = 3.25
 # A prompt that reads as a report of a failure (an error, a crash, something that no longer
 # works) names the part of the project where it fails, in that part's own words, without asking
 # how anything is to be built; its words are weaker evidence that a recorded decision is at
@@ -44,7 +44,6 @@ REPORT_PAIRS = frozenset(
 # about what the prompt is about; one entry matching a word or two by chance is not).
 EPIC_SHARE = 0.5
 EPIC_SUPPORT = 2
-MIN_WORDS = 2
 # An epic ID named in the prompt adds this much to each of its entries: above any threshold.
 ID_BONUS = 100.0
 MAX_TERM_CHARS = 40
@@ -65,7 +64,6 @@ if TYPE_CHECKING:
         unit: float  # the weight of one rare word matched once in a short entry's text
         stamp_tokens: int  # the stamp line's
         header_tokens: tuple[int, ...]  # the header line's, for 1, 2, … epics
-        common: tuple[str, ...]  # terms left out as too common in this file
         # Each epic's keywords: their words (joined by spaces); for each, the first entry of its
         # epic and one past its last (unsigned 16-bit pairs); a keyword's first word: the
         # keywords it begins; each keyword word: its worth, in units of one rare word.
@@ -195,11 +193,6 @@ def threshold(prompt: str) -> float:
     return THRESHOLD * REPORT_FACTOR if reads_as_report(prompt) else THRESHOLD
 
 
-def pairs(found: "list[str]") -> "list[str]":
-    """Adjacent terms as the index keys its phrase postings: `a b`."""
-    return [f"{a} {b}" for a, b in zip(found, found[1:]) if a != b]
-
-
 def named_epics(index: "Index", prompt: str) -> "list[str]":
     """The epic IDs the prompt names (any case, not inside a longer word)."""
     folded = prompt.casefold()
@@ -221,16 +214,15 @@ def score(
     index: "Index", prompt: str, explain: bool = True
 ) -> "tuple[dict[int, float], dict[int, list[str]], list[str]]":
     """Each entry's score for the prompt's bounded prefix (entries with none left out), the
-    terms and phrases each matched (with explain; the hook does without), and the prompt's
-    distinct terms and phrases as scored."""
+    terms each matched (with explain; the hook does without), and the prompt's distinct terms
+    as scored."""
     text = prompt[:PROMPT_PREFIX_CHARS]
     found = terms(text)
-    asked = list(dict.fromkeys(found + pairs(found)))
+    asked = list(dict.fromkeys(found))
     postings = index["postings"]
     unit = index["unit"]
     scores: dict[int, float] = {}
     matched: dict[int, list[str]] = {}
-    words: dict[int, int] = {}  # each entry's distinct words matched (phrases aside)
     for term in asked:
         posting = postings.get(term)
         if posting is None:
@@ -238,15 +230,12 @@ def score(
         view = memoryview(posting)
         count = len(posting) // 6
         weights, numbers = view[: 4 * count].cast("f"), view[4 * count :].cast("H")
-        word = " " not in term
         for entry, weight in zip(numbers, weights):
             scores[entry] = scores.get(entry, 0.0) + weight / unit
-            if word:
-                words[entry] = words.get(entry, 0) + 1
             if explain:
                 matched.setdefault(entry, []).append(term)
     named = named_keywords(index, found)
-    scores = with_epic_support(index, scores, words, named, matched if explain else None)
+    scores = with_epic_support(index, scores, named, matched if explain else None)
     for epic_id in named_epics(index, text):
         for entry in index["ids"][epic_id]:
             scores[entry] = scores.get(entry, 0.0) + ID_BONUS
@@ -298,13 +287,12 @@ def keyword_worth(
 def with_epic_support(
     index: "Index",
     scores: "dict[int, float]",
-    words: "dict[int, int]",
     named: "list[int]",
     matched: "dict[int, list[str]] | None",
 ) -> "dict[int, float]":
     """Each entry's score plus EPIC_SHARE of the scores of its epic's two (EPIC_SUPPORT) best
-    other entries (when it matches MIN_WORDS words itself), and the worth of the words of its
-    epic's keywords the prompt names; with `matched`, each entry's list says how much."""
+    other entries, and the worth of the words of its epic's keywords the prompt names; with
+    `matched`, each entry's list says how much."""
     entries = index["entries"]
     extra = keyword_worth(index, named, matched)
     by_epic: dict[str, list[float]] = {}
@@ -320,12 +308,6 @@ def with_epic_support(
     for entry in [*scores, *(e for e in extra if e not in scores)]:
         value = scores.get(entry, 0.0)
         bonus = extra.get(entry, 0.0)
-        if words.get(entry, 0) < MIN_WORDS:
-            supported[entry] = value + bonus
-            if matched is not None:
-                few = "one word only" if entry in words else "keywords only"
-                matched[entry].append(f"{few}: no support from the epic")
-            continue
         first, second, third = best.get(entries[entry][1], (0.0, 0.0, 0.0))
         others = first + second + third - value if value >= second else first + second
         support = EPIC_SHARE * others
@@ -364,11 +346,8 @@ def choose(
     entries = index["entries"]
     limit = min(prompt_budget, session_left)
     if not explain:
-        top = max(scores.values(), default=0.0)
-        cutoff = max(needed, RELATIVE * top)
-        scores = {entry: value for entry, value in scores.items() if value >= cutoff}
+        scores = {entry: value for entry, value in scores.items() if value >= needed}
     order = ranked(scores)
-    best = scores[order[0]] if order else 0.0
     chosen: list[int] = []
     why: dict[int, str] = {}
     epics: list[str] = []
@@ -379,8 +358,6 @@ def choose(
         value = scores[entry]
         if value < needed:
             why[entry] = f"below the threshold ({value:.2f} < {needed:g})"
-        elif value < RELATIVE * best:
-            why[entry] = f"under {RELATIVE:g} x the best score ({value:.2f})"
         elif key in received:
             why[entry] = "already in this session's context"
         elif key in keys:

@@ -1,7 +1,7 @@
 # The recall index, built when the block is rendered (the hook's cache miss, `search`,
 # `inspect --prompt`): every entry of every epic of the memory file and of archive/*.md, each
 # cleaned as block lines are and counted exactly, with the postings pm_recall scores a prompt
-# against. BM25F over four fields (epic ID, intent, label, entry text), with each posting's
+# against. BM25F over two fields (the epic's intent and the entry's text), with each posting's
 # weight computed here once, so that a prompt only adds numbers up; and each epic's keywords
 # (its Keywords line), matched whole and scored for the epic. Pure: texts and the token
 # counter in, the index out. references/recall.md explains the weights.
@@ -20,21 +20,17 @@ from pm_render import NO_STATES, SHOWN_ID_CHARS, STAMP, States, cut_line, marked
 
 Counter = Callable[[str], int]
 
-# BM25F: each field's weight and length normalisation, the saturation constant, and the
-# weight of an adjacent pair of terms (a phrase) relative to a word.
-FIELDS = ("id", "intent", "label", "text")
-HEADING_FIELDS = ("id", "intent")  # shared by every entry of an epic
-FIELD_WEIGHTS = {"id": 0.5, "intent": 0.5, "label": 0.3, "text": 1.0}
-FIELD_B = {"id": 0.0, "intent": 0.3, "label": 0.0, "text": 0.75}
+# BM25F: each field's weight and length normalisation (the intent is shared by every entry of
+# its epic), and the saturation constant.
+FIELDS = ("intent", "text")
+HEADING_FIELDS = ("intent",)
+FIELD_WEIGHTS = {"intent": 1.0, "text": 1.0}
+FIELD_B = {"intent": 0.0, "text": 0.75}
 K1 = 1.2
-PHRASE_WEIGHT = 0.6
 # A word of a keyword the prompt names is worth this many rare words to each entry of its
-# epic, times its rarity; each word once per epic, however many of its keywords hold it.
-KEYWORD_WEIGHT = 1.5
-# A term in more than this share of the entries says nothing about which ones a prompt is
-# about: left out of the index (for files of at least COMMON_MIN_ENTRIES entries).
-COMMON_SHARE = 0.12
-COMMON_MIN_ENTRIES = 40
+# epic, times its rarity; each word once per epic, however many of its keywords hold it. Half
+# a word of the entries: one threshold then serves a file with Keywords lines and one without.
+KEYWORD_WEIGHT = 0.5
 # Bounds that keep building linear and small: the entries indexed (the newest first), the
 # characters of an entry that are scored, the header counts kept.
 MAX_ENTRIES = 5000
@@ -114,9 +110,7 @@ def scored_text(text: str) -> str:
 
 def field_terms(item: Item) -> dict[str, list[str]]:
     return {
-        "id": pm_recall.terms(scored_text(safe_text(item.epic.epic_id))),
         "intent": pm_recall.terms(scored_text(safe_text(item.epic.intent))),
-        "label": pm_recall.terms(item.label),
         "text": pm_recall.terms(scored_text(item.text)),
     }
 
@@ -157,7 +151,7 @@ def build_index(
         folded = safe_text(item.epic.epic_id).casefold()
         if any(c.isdigit() for c in folded) and len(folded) >= 3:
             ids.setdefault(folded, []).append(number)
-    postings, common, rarity = weigh(fields, epic_numbers, keywords)
+    postings, rarity = weigh(fields, epic_numbers, keywords)
     total = len(entries) + len(set(epic_numbers))
     by_word: dict[str, list[int]] = {}
     listed: list[str] = []
@@ -179,7 +173,6 @@ def build_index(
         "header_tokens": tuple(
             count(pm_recall.header(n) + "\n") for n in range(1, HEADER_COUNTS + 1)
         ),
-        "common": common,
         "keywords": listed,
         "keyword_spans": array.array("H", spans).tobytes(),
         "keyword_words": {word: tuple(numbers) for word, numbers in by_word.items()},
@@ -198,27 +191,22 @@ def keyword_words(epic: Epic) -> list[tuple[str, ...]]:
     return found
 
 
-def epic_spread(epics: int, spread: int) -> float:
-    """How rare a term held by `spread` of the `epics` epics is among them, 1 for one epic."""
-    return idf(epics, spread) / idf(epics, 1)
-
-
 def weigh(
     fields: Sequence[dict[str, list[str]]],
     epics: Sequence[int],
     keywords: dict[int, list[tuple[str, ...]]],
-) -> tuple[dict[str, bytes], tuple[str, ...], dict[str, float]]:
-    """BM25F postings of words and adjacent pairs: for each term, the entries that have it and
-    its weight in each; the words left out as too common; and the rarity of each word of the
-    keywords (in units of a word of one entry of one epic). `epics` numbers each entry's
-    epic: a word of an epic's ID, intent or keywords, which every entry of the epic carries,
-    counts once towards how common it is, as if the epic's heading were one more entry."""
+) -> tuple[dict[str, bytes], dict[str, float]]:
+    """BM25F postings: for each word, the entries that have it and its weight in each; and the
+    rarity of each word of the keywords (in units of a word of one entry). `epics` numbers each
+    entry's epic: a word of an epic's intent or keywords, which every entry of the epic
+    carries, counts once towards how common it is, as if the epic's heading were one more
+    entry."""
     total = len(fields)
     lengths = {f: [len(entry[f]) for entry in fields] for f in FIELDS}
     average = {f: (sum(lengths[f]) / total if total else 0.0) or 1.0 for f in FIELDS}
     # term -> entry -> the field-weighted, length-normalised frequency
     frequency: dict[str, dict[int, float]] = {}
-    # term -> the entries (text, label) and the epics (ID, intent) that have it
+    # term -> the entries (text) and the epics (intent, keywords) that have it
     holders: dict[str, set[tuple[str, int]]] = {}
     for number, entry in enumerate(fields):
         for name in FIELDS:
@@ -226,49 +214,29 @@ def weigh(
             norm = 1 - FIELD_B[name] + FIELD_B[name] * len(found) / average[name]
             weight = FIELD_WEIGHTS[name] / norm
             holder = ("epic", epics[number]) if name in HEADING_FIELDS else ("entry", number)
-            for term in [*found, *pm_recall.pairs(found)]:
+            for term in found:
                 per = frequency.setdefault(term, {})
-                share = weight * (PHRASE_WEIGHT if " " in term else 1.0)
-                per[number] = per.get(number, 0.0) + share
+                per[number] = per.get(number, 0.0) + weight
                 holders.setdefault(term, set()).add(holder)
     for epic, words_of in keywords.items():
         for words in words_of:
             for word in words:
                 holders.setdefault(word, set()).add(("epic", epic))
     units = total + len(set(epics))
-    epic_count = len(set(epics))
-    common = tuple(
-        sorted(
-            term
-            for term, held in holders.items()
-            if " " not in term and total >= COMMON_MIN_ENTRIES and len(held) > COMMON_SHARE * units
-        )
-    )
-    left_out = set(common)
-
-    def rarity(term: str) -> float:
-        # How rare the term is among entries, times how rare among epics (1 for a term of one
-        # epic): a word spread over many epics says little about which one a prompt is about.
-        spread = len({n if kind == "epic" else epics[n] for kind, n in holders[term]})
-        return idf(units, len(holders[term])) * epic_spread(epic_count, spread)
-
     rare = {
-        word: rarity(word) / idf(units, 1)
+        word: idf(units, len(holders[word])) / idf(units, 1)
         for words_of in keywords.values()
         for words in words_of
         for word in words
-        if word not in left_out
     }
     postings = {}
     for term, per in frequency.items():
-        if term in left_out:
-            continue
-        value = rarity(term)
+        value = idf(units, len(holders[term]))
         numbers = sorted(per)
         weights = [value * per[n] / (K1 + per[n]) for n in numbers]
         # The weights (4 bytes each) first, then the entry numbers (2 bytes each): both aligned.
         postings[term] = array.array("f", weights).tobytes() + array.array("H", numbers).tobytes()
-    return postings, common, rare
+    return postings, rare
 
 
 def index_files(

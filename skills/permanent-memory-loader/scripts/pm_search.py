@@ -157,10 +157,8 @@ def inspect_prompt(args: argparse.Namespace) -> int:
                 "prompt_chars": len(prompt),
                 "scored_chars": min(len(prompt), pm_recall.PROMPT_PREFIX_CHARS),
                 "terms": asked,
-                "common_terms": list(index["common"]),
                 "threshold": needed,
                 "reads_as_report": pm_recall.reads_as_report(prompt),
-                "relative": pm_recall.RELATIVE,
                 "candidates": [
                     {
                         **result_json(entries[n], scores[n], matched[n]),
@@ -213,11 +211,9 @@ def inspect_text(
         f"prompt: {scored} of {len(prompt)} characters scored; terms: "
         + (shown(", ".join(asked)) or "none"),
         f"index: {entries_text(len(entries))} of {plural(epics, 'epic')} "
-        f"({plural(len(found.archives), 'archive file')}); "
-        f"{plural(len(index['common']), 'term')} too common to count"
-        + (f": {', '.join(index['common'][:12])}" if index["common"] else ""),
-        f"added when: score >= {pm_recall.threshold(prompt):g}{report_note(prompt)} and >= "
-        f"{pm_recall.RELATIVE:g} x the best, not already in the session, within the budget",
+        f"({plural(len(found.archives), 'archive file')})",
+        f"added when: score >= {pm_recall.threshold(prompt):g}{report_note(prompt)}, not already"
+        " in the session, within the budget",
         "",
     ]
     if not order:
