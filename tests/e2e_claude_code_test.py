@@ -193,7 +193,7 @@ def resume_block(project: Path, env: Mapping[str, str], data_dir: Path) -> str:
 # What the user sees at session start on the demo project (its permanent-memory block is
 # trimmed to fit the budget; its snapshots are of two projects).
 STATUS_LINE = (
-    r"project-memory: \d+ epics, \d+ tokens( \(trimmed: L\d\))?(, \d+ stale)?"
+    r"project-memory: \d+ epics, \d+ tokens( \([\w ,]+ lines left out\))?(, \d+ stale)?"
     r" \u00b7 2 projects' sessions, newest [\w.-]+ at CP-[\w-]+"
 )
 

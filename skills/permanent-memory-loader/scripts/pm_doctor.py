@@ -203,7 +203,7 @@ def check_memory_file(project: Path) -> list[DoctorCheck]:
         )
         return checks
     block = summary.block
-    shown = "everything" if block.level == "L0" else f"level {block.level}, trimmed"
+    shown = f"trimmed for the token budget, {block.trimmed}" if block.trimmed else "everything"
     checks.append(
         DoctorCheck("memory", OK, f"{path}: {len(epics)} epics, {size:,} bytes; block: {shown}")
     )

@@ -137,8 +137,8 @@ def summarise(
 
 
 def hook_status(summary: Summary, tokenizer: Tokenizer, now: datetime) -> str:
-    """What the user is told at session start about the block: `6 epics, 193 tokens (trimmed:
-    L2), 5 stale`; "" when nothing is shown."""
+    """What the user is told at session start about the block: `6 epics, 193 tokens (tentative
+    and patterns lines left out), 5 stale`; "" when nothing is shown."""
     block = summary.block
     if not block.text:
         return ""
@@ -149,8 +149,8 @@ def hook_status(summary: Summary, tokenizer: Tokenizer, now: datetime) -> str:
     bound = "" if tokenizer.exact else "\u2264"
     status = f"{len(summary.epics)} epic{'' if len(summary.epics) == 1 else 's'}, "
     status += f"{bound}{tokens} tokens"
-    if block.level != "L0":
-        status += f" (trimmed: {block.level})"
+    if block.trimmed:
+        status += f" ({block.trimmed})"
     stale = sum(is_stale(epic, now, summary.budget.stale_days) for epic in summary.epics)
     if stale:
         status += f", {stale} stale"

@@ -75,6 +75,9 @@ class Block(NamedTuple):
     reason: str  # why this block, in words
     limit: int = 0  # the token limit the block was filled to (target or hard cap)
     left_out: tuple[SubLine, ...] = ()  # sub-lines not shown, in the order they were removed
+    # What the block leaves out for the budget, in the words of its last line ("" for nothing):
+    # what the status line and doctor say.
+    trimmed: str = ""
 
 
 def cut_line(text: str, limit: int = MAX_LINE_CHARS) -> str:
@@ -437,6 +440,7 @@ def render_block(
     left_out = fill(heads, by_epic, limit, count, chars) if limit else None
     if left_out is not None:
         text = assemble(heads, by_epic, left_out)
+        what = ""
         if not left_out:
             reason = f"{before}everything within {within}"
         else:
@@ -444,14 +448,20 @@ def render_block(
             reason = f"{before}as much as fits within {within}: {what}"
         if len(texts["L0"]) > chars:
             reason += f" (and within the {chars:,}-character limit of a hook)"
-        return Block(text, level_of(left_out), texts, tokens, reason, limit, tuple(left_out))
+        level = level_of(left_out)
+        return Block(text, level, texts, tokens, reason, limit, tuple(left_out), what)
     texts["IDS"] = ids_text(epics, budget, count)
     if fits(texts["IDS"], cap, counted("IDS"), chars):
         reason = f"the Epic lines alone are over the hard cap ({cap}); the newest IDs that fit it"
-        return Block(texts["IDS"], "IDS", texts, tokens, reason, cap)
+        # `(+N older; trimmed for the token budget: newest Epic IDs only)` or `(… Epic IDs only)`
+        note = texts["IDS"].rstrip("\n").rsplit("\n", 1)[1][1:-1]
+        older, _, what = note.rpartition(_NOTE_START[1:])
+        what += f"; {older[1:].rstrip('; ')} left out" if older else ""
+        return Block(texts["IDS"], "IDS", texts, tokens, reason, cap, (), what)
     # A hard cap too small even for the stamp and the note: the stamp alone, or nothing.
     fallback = STAMP + "\n" if fits(STAMP + "\n", budget.hard_cap, count) else ""
-    return Block(fallback, "IDS", texts, tokens, f"hard cap ({budget.hard_cap}) too small", cap)
+    reason = f"hard cap ({budget.hard_cap}) too small"
+    return Block(fallback, "IDS", texts, tokens, reason, cap, (), f"every line left out: {reason}")
 
 
 def human_size(size: int) -> str:
