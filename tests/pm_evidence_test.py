@@ -85,7 +85,9 @@ STATES = {"src/a.py": GONE, "src/b.py": MOVED + "lib/b.py", "src/c.py": EXISTS}
     ("text", "marked", "all_gone"),
     [
         ("in src/a.py until v2", "in src/a.py (gone) until v2", True),
-        ("`src/b.py` verifies", "`src/b.py` (moved to lib/b.py) verifies", False),
+        ("`src/b.py` verifies", "`lib/b.py` (moved) verifies", False),
+        ("see src/b.py:12, then", "see lib/b.py:12 (moved), then", False),
+        ("`./src//b.py#L3-L9` and src/a.py", "`lib/b.py#L3-L9` (moved) and src/a.py (gone)", False),
         ("src/a.py, src/c.py.", "src/a.py (gone), src/c.py.", False),
         ("src/a.py and `src/a.py`", "src/a.py (gone) and `src/a.py` (gone)", True),
         ("no paths here", "no paths here", False),
@@ -286,8 +288,7 @@ def test_block_marks_gone_and_moved_paths() -> None:
     assert marked.text == (
         f"{STAMP}\nEpic E-1 (CSV export from `src/export/`):\n"
         "  decisions: CSV export lives in src/export/legacy_csv.py (gone) until the v2 API ships\n"
-        "  gotchas: `src/webhooks.py` (moved to src/webhooks/verify.py) checks the signature "
-        "first\n"
+        "  gotchas: `src/webhooks/verify.py` (moved) checks the signature first\n"
         "  anti-patterns: parsing in src/old_parser.py (gone)\n"
     )
 
@@ -356,10 +357,10 @@ def test_a_marker_is_kept_with_its_path_when_the_line_is_cut() -> None:
     states = {"src/gone.py": MOVED + "src/a/much/longer/place/for/the/new/module.py"}
     [[line]] = [[s.text for s in subs] for subs in pm_render.epic_sub_lines(epics, states)]
     assert len(line) <= MAX_LINE_CHARS
-    assert line.endswith(
-        "src/gone.py (moved to src/a/much/longer/place/for/the/new/module.py)\u2026"
+    assert line == (
+        "  gotchas: words words words words words words words words words\u2026 "
+        "src/a/much/longer/place/for/the/new/module.py (moved)\u2026"
     )
-    assert line.startswith("  gotchas: words words")
 
 
 SNIPPETS = [
@@ -505,8 +506,7 @@ def test_git_deleted_moved_typo_and_link_out(repo: Repo, tmp_path: Path) -> None
     assert block(repo) == (
         HEAD + "  decisions: CSV export lives in src/export/legacy_csv.py (gone) until the v2 API "
         "ships\n"
-        + "  gotchas: `src/webhooks.py` (moved to src/verify.py) checks the signature before "
-        "parsing\n"
+        + "  gotchas: `src/verify.py` (moved) checks the signature before parsing\n"
         + PATTERNS  # a path inside a backticked command is not checked
         + never
         + typo
@@ -559,8 +559,8 @@ def test_git_moved_then_edited_and_a_chain_of_moves(repo: Repo, tmp_path: Path) 
     repo.write("src/webhooks_verify.py", edited)
     repo.commit("moved then edited")
     assert (
-        "  gotchas: `src/webhooks.py` (moved to src/webhooks_verify.py) checks the signature "
-        "before parsing\n" in block(repo)
+        "  gotchas: `src/webhooks_verify.py` (moved) checks the signature before parsing\n"
+        in block(repo)
     )
 
 
@@ -644,7 +644,7 @@ def test_the_hook_sees_a_deletion_and_a_move_at_its_next_run(repo: Repo, tmp_pat
     assert "`src/webhooks.py` (gone) checks" in third
     repo.commit("rename")
     fourth = hook_run(repo, tmp_path, "s-5")
-    assert "`src/webhooks.py` (moved to src/verify.py) checks" in fourth
+    assert "`src/verify.py` (moved) checks" in fourth
     (repo.path / "src" / "verify.py").unlink()  # the new place gone too, no commit
     assert "`src/webhooks.py` (gone) checks" in hook_run(repo, tmp_path, "s-6")
 
@@ -662,10 +662,7 @@ def test_recall_lines_carry_the_markers_and_keep_their_identity() -> None:
         "FEAT-1 decisions: CSV export lives in src/export/legacy_csv.py (gone) until the v2 API "
         "ships" in shown
     )
-    assert (
-        "FEAT-1 gotchas: `src/webhooks.py` (moved to src/verify.py) checks the signature before "
-        "parsing" in shown
-    )
+    assert "FEAT-1 gotchas: `src/verify.py` (moved) checks the signature before parsing" in shown
     # An entry is the same entry, marked or not: a session never receives it twice.
     assert [entry[0] for entry in plain["entries"]] == [entry[0] for entry in marked["entries"]]
 
@@ -676,8 +673,7 @@ def test_search_marks_the_paths_as_the_block_does(repo: Repo, tmp_path: Path) ->
     repo.commit("rename")
     result = repo.loader("search", "signature", "parsing")
     assert result.out.split("\n")[2] == (
-        "FEAT-1 gotchas: `src/webhooks.py` (moved to src/verify.py) checks the signature before "
-        "parsing"
+        "FEAT-1 gotchas: `src/verify.py` (moved) checks the signature before parsing"
     )
 
 
@@ -689,9 +685,7 @@ def test_git_a_folder_whose_files_moved(repo: Repo, tmp_path: Path) -> None:
     repo.write(MEMORY, memory)
     repo.git("mv", "src/export", "src/exports")
     repo.commit("rename the folder")
-    assert "  gotchas: `src/export/` (moved to src/exports/) and `src/webhooks.py` check" in block(
-        repo
-    )
+    assert "  gotchas: `src/exports/` (moved) and `src/webhooks.py` check" in block(repo)
 
 
 def test_a_git_that_fails_or_hangs_leaves_existence_only(repo: Repo, tmp_path: Path) -> None:
@@ -743,3 +737,34 @@ def test_check_never_raises_with_evidence(text: str, states: dict[str, str]) -> 
     report = pm_findings.check_text(text, words, words, Budget(), states=states)
     for finding in report.findings:
         assert finding.line >= 1 and "\n" not in finding.message
+
+
+# The demo project, its memory naming two of its files (tests/cases/moved-path): one deleted,
+# one moved, at the default budget.
+MOVED_CASE = Path(__file__).resolve().parent / "cases" / "moved-path"
+DEMO = Path(__file__).resolve().parents[1] / "examples" / "demo-project"
+DEMO_NOW = "2026-11-29T12:00:00Z"
+
+
+def test_a_moved_file_keeps_its_line_in_the_block(repo: Repo, tmp_path: Path) -> None:
+    for name in ("__init__.py", "invoices.py", "webhooks.py"):
+        repo.write(f"billing_api/{name}", (DEMO / "billing_api" / name).read_text())
+    repo.write(MEMORY, (MOVED_CASE / "permanent_memory.md").read_text())
+    repo.commit("the demo, its memory naming two of its files")
+    before = repo.loader("--now", DEMO_NOW)
+    assert (before.out, before.err) == ((MOVED_CASE / "before.txt").read_text(), "")
+    repo.git("rm", "-q", "billing_api/webhooks.py")
+    repo.git("mv", "billing_api/invoices.py", "billing_api/invoicing.py")
+    repo.commit("webhooks.py removed, invoices.py renamed")
+    after = repo.loader("--now", DEMO_NOW)
+    assert (after.out, after.err) == ((MOVED_CASE / "block.txt").read_text(), "")
+    # The decision names the new path in place of the old one, and keeps its place.
+    decision = "  decisions: money as integer minor units in `billing_api/invoicing.py` (moved)"
+    assert decision + " (DEC-015)\n" in after.out
+    assert after.out.index("Epic FEAT-009") < after.out.index(decision) < after.out.index("BUG-")
+    # check and inspect name both paths.
+    memory = repo.path / MEMORY
+    check = repo.loader("check")
+    assert check.out == (MOVED_CASE / "check.txt").read_text().replace("PATH", str(memory))
+    inspect = repo.loader("inspect", "--now", DEMO_NOW).out
+    assert "billing_api/invoices.py  moved to billing_api/invoicing.py\n" in inspect

@@ -2,8 +2,9 @@
 # says a gone one went. Three parts:
 #
 # - pure: `path_spans` finds the paths a line of memory text names (a backticked token, or a
-#   bare token with a `/` and a file name), `mark_line` puts `(gone)` or `(moved to NEW)` next
-#   to each, `parse_renames` and `follow_moves` read git's rename records;
+#   bare token with a `/` and a file name), `mark_line` puts `(gone)` after a gone one and
+#   writes a moved one's new path in its place, with `(moved)`; `parse_renames` and
+#   `follow_moves` read git's rename records;
 # - the hook's steady state: `existence_bits` checks each path with lstat, strictly inside the
 #   project root (a symbolic link is resolved by reading the link, never by following it, and
 #   one that leads out counts as gone), and `evidence_key` adds it to the block's cache key;
@@ -27,6 +28,7 @@ EXISTS = "exists"
 GONE = "gone"
 MOVED = "moved to "
 GONE_MARKER = "(gone)"
+MOVED_MARKER = "(moved)"  # after the new path, which the line shows in place of the old one
 
 MAX_PATH_CHARS = 300  # a longer token is not taken for a path
 MAX_PATHS = 1000  # distinct paths checked per file, in file order; the rest are not checked
@@ -149,21 +151,31 @@ def named_paths(texts: "Iterable[str]") -> "list[str]":
 
 
 def marker(state: str) -> str:
-    """`(gone)`, `(moved to NEW)`, or "" for a path that is there (or was not checked)."""
+    """`(gone)`, `(moved)` (after the new path, written in place of the old one), or "" for a
+    path that is there (or was not checked)."""
     if state == GONE:
         return GONE_MARKER
     if state.startswith(MOVED):
-        return f"({state})"
+        return MOVED_MARKER
     return ""
+
+
+def _moved_token(token: str, new_path: str) -> str:
+    """A path's token as written (`src/a.py`, `` `src/a.py:12` ``), naming `new_path` instead:
+    its backticks and its line reference kept."""
+    tick = "`" if token[:1] == "`" and token[-1:] == "`" and len(token) > 1 else ""
+    inner = token[1:-1] if tick else token
+    return f"{tick}{new_path}{inner[_line_suffix(inner) :]}{tick}"
 
 
 def mark_line(
     text: str, states: "Mapping[str, str]", clean: "Callable[[str], str]" = str
 ) -> "tuple[str, bool, list[tuple[int, int]]]":
-    """text with a marker after each path that is gone or moved (a move's target passed
-    through `clean`); whether the text names at least one path and every one it names is gone
-    (a moved path points somewhere: not gone); and where each marked path and its marker are
-    in the result (start, end), so that cutting the line can keep them together."""
+    """text with `(gone)` after each path that is gone, and each path git recorded as moved
+    written as its new path (passed through `clean`) followed by `(moved)`, so that the line
+    keeps about its length; whether the text names at least one path and every one it names is
+    gone (a moved path points somewhere: not gone); and where each marked path and its marker
+    are in the result (start, end), so that cutting the line can keep them together."""
     pieces: list[str] = []
     tails: list[tuple[int, int]] = []
     length = done = named = gone = 0
@@ -172,14 +184,16 @@ def mark_line(
         named += 1
         gone += state == GONE
         shown = marker(state)
+        if not shown:
+            continue
+        token = text[start:end]
         if state.startswith(MOVED):
-            shown = f"({MOVED}{clean(state[len(MOVED) :])})"
-        if shown:
-            head = text[done:end]
-            tails.append((length + start - done, length + len(head) + 1 + len(shown)))
-            pieces += [head, " ", shown]
-            length += len(head) + 1 + len(shown)
-            done = end
+            token = _moved_token(token, clean(state[len(MOVED) :]))
+        head = text[done:start] + token
+        tails.append((length + start - done, length + len(head) + 1 + len(shown)))
+        pieces += [head, " ", shown]
+        length += len(head) + 1 + len(shown)
+        done = end
     pieces.append(text[done:])
     return "".join(pieces), named > 0 and gone == named, tails
 
