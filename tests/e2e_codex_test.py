@@ -74,7 +74,7 @@ KEY_VAR = "PROJECT_MEMORY_E2E_KEY"
 # the GitHub API, then a ChatGPT export). Through the proxy these are refused; nothing else may
 # be tried.
 CATALOG_HOSTS = {"github.com:443", "api.github.com:443", "chatgpt.com:443"}
-HOOK_EVENTS = ["sessionStart", "userPromptSubmit", "subagentStart"]
+HOOK_EVENTS = ["postCompact", "sessionStart", "userPromptSubmit", "subagentStart"]
 
 
 # --- the user ----------------------------------------------------------------------------------

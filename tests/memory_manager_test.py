@@ -802,6 +802,7 @@ def test_load_last_json(run: Any, memory: Path) -> None:
         "last_touched": "2026-05-03T10:00:00Z",
         "last_touched_ago": "3 hours ago",
         "file": str(path),
+        "captured": False,
         "stamp": STAMP,
         "resume_line": "Resuming `system` (last touched 3 hours ago, status: in-progress at CP-S2)",
         "content": path.read_text(encoding="utf-8"),

@@ -114,7 +114,8 @@ def test_the_cache_is_used_and_notices_every_change(tmp_path: Path, project: Pat
     first = shown(start(env))
     [entry_path] = (tmp_path / "data" / "session-memory" / "resume").iterdir()
     entry = json.loads(entry_path.read_text(encoding="utf-8"))
-    assert entry["block"] == first[0] and entry["files"][0][0] == "2026-05-01-10-00-billing-api.md"
+    snapshot_path = str(project / "memory" / "2026-05-01-10-00-billing-api.md")
+    assert entry["block"] == first[0] and entry["files"][0][0] == snapshot_path
     assert entry["valid_until"] > time.time()
     # A hit gives the same answer and writes nothing.
     stamp = entry_path.stat().st_mtime_ns

@@ -155,6 +155,7 @@ def test_list_table() -> None:
         "last_touched": "2026-05-04T11:00:00Z",
         "last_touched_ago": "1 hour ago",
         "file": "f1",
+        "captured": False,
     }
 
 

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import mm_session
 import pm_limits
 import pm_recall
 import pytest
@@ -53,6 +54,7 @@ OPTIONS = {
         "CLAUDE_PLUGIN_OPTION_RECALL_SESSION_TOKENS",
     ),
     "memory_dir": ("string", "memory", "CLAUDE_PLUGIN_OPTION_MEMORY_DIR"),
+    "capture": ("string", mm_session.CAPTURE_MODES[0], mm_session.CAPTURE_OPTION),
 }
 
 # The budget options' ranges: the loader accepts the same lowest values (pm_limits).
@@ -152,7 +154,12 @@ def _commands(hooks: dict[str, Any], event: str) -> list[dict[str, Any]]:
 
 def test_hooks_wiring() -> None:
     hooks = _load(HOOKS_JSON)
-    assert set(hooks["hooks"]) == {"SessionStart", "UserPromptSubmit", "SubagentStart"}
+    assert set(hooks["hooks"]) == {
+        "SessionStart",
+        "UserPromptSubmit",
+        "SubagentStart",
+        "PostCompact",
+    }
     [start_group] = hooks["hooks"]["SessionStart"]
     assert start_group["matcher"] == "startup|resume|clear|compact"
     # One hook at session start: the manager's, which adds the loader's block beside its own so
@@ -161,6 +168,10 @@ def test_hooks_wiring() -> None:
     [prompt_group] = hooks["hooks"]["UserPromptSubmit"]
     assert "matcher" not in prompt_group  # UserPromptSubmit takes no matcher
     assert [h["command"] for h in _commands(hooks, "UserPromptSubmit")] == [LOADER_HOOK]
+    # When the conversation is compacted, either way, the manager keeps the client's summary.
+    [compact_group] = hooks["hooks"]["PostCompact"]
+    assert compact_group["matcher"] == "manual|auto"
+    assert [h["command"] for h in _commands(hooks, "PostCompact")] == [MANAGER_HOOK]
     [subagent_group] = hooks["hooks"]["SubagentStart"]
     assert "matcher" not in subagent_group  # every kind of subagent
     assert [h["command"] for h in _commands(hooks, "SubagentStart")] == [LOADER_HOOK]
@@ -183,6 +194,7 @@ def test_hook_commands_point_at_skill_scripts(command: str) -> None:
     ("command", "event", "extra"),
     [
         (MANAGER_HOOK, "SessionStart", {"source": "startup"}),
+        (MANAGER_HOOK, "PostCompact", {"trigger": "manual", "compact_summary": "## Next\n- x"}),
         (LOADER_HOOK, "SessionStart", {"source": "startup"}),
         (LOADER_HOOK, "UserPromptSubmit", {"prompt": "hello", "permission_mode": "default"}),
         (LOADER_HOOK, "SubagentStart", {"agent_id": "a-1", "agent_type": "general-purpose"}),

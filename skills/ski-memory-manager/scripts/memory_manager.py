@@ -29,6 +29,7 @@ COMMANDS = {
     "pause": "mm_pause",
     "load-last": "mm_load_last",
     "list": "mm_list",
+    "keep": "mm_keep",
     "hook": "mm_hook",
     "doctor": "mm_doctor",
     "merge": "mm_git_merge",

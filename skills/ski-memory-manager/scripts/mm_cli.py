@@ -88,6 +88,17 @@ def default_memory_dir(env: Mapping[str, str], fallback: str | None = None) -> P
     return memory_dir
 
 
+def captured_dir(env: Mapping[str, str], fallback: str | None = None) -> Path | None:
+    """The project's captured snapshots in the user's folder (mm_capture writes them there by
+    default); None when capture is off or there is no such folder."""
+    import mm_session
+
+    if mm_session.capture_mode(env)[0] == "off":
+        return None
+    folder = mm_session.captured_dir(env, str(project_dir(env, fallback)))
+    return Path(folder) if folder is not None else None
+
+
 def memory_dir_from(flag: str | None) -> Path:
     """--memory-dir when given, else the default for this environment."""
     return Path(flag) if flag else default_memory_dir(os.environ)

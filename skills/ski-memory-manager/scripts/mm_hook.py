@@ -5,12 +5,13 @@
 # through mm_resume and stores the entry here (store_resume), both halves of the format in one
 # place.
 #
-# What decides the resume block, and so the cache: the inputs that locate the memory folder
-# (CLAUDE_PROJECT_DIR, the memory_dir option, the hook's cwd, the working directory), the names
-# in that folder, the size, mtime and inode of each snapshot the block was made from, this
-# code, and the clock, through "last touched N minutes/hours/days ago". The entry records the
-# moment the first of those relative times changes, and is used only before it, so a cached
-# block is never one the clock has made wrong.
+# What decides the resume block, and so the cache: the inputs that locate the memory folder and
+# the captured snapshots' folder (CLAUDE_PROJECT_DIR, the memory_dir and capture options, the
+# user's cache folder, the hook's cwd, the working directory; the session, after a compaction),
+# the names in those folders, the size, mtime and inode of each snapshot the block was made
+# from, this code, and the clock, through "last touched N minutes/hours/days ago". The entry
+# records the moment the first of those relative times changes, and is used only before it, so
+# a cached block is never one the clock has made wrong.
 from __future__ import annotations
 
 import os
@@ -27,8 +28,10 @@ if TYPE_CHECKING:
     from typing import Any
 
 HELP = "Claude Code SessionStart hook: the resume block (always exits 0)"
-CACHE_FORMAT = "mm-resume-1"
-MAX_HOOK_STDIN = 1024 * 1024
+CACHE_FORMAT = "mm-resume-2"
+# A compaction summary comes in the hook input (PostCompact): a few KB, but it is bounded, not
+# trusted to be small.
+MAX_HOOK_STDIN = 32 * 1024 * 1024
 MAX_ENTRY_BYTES = 64 * 1024
 STATUS_OPTION = "CLAUDE_PLUGIN_OPTION_STATUS_MESSAGE"
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -36,6 +39,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 RENDER_MODULES = (
     "mm_hook.py",
     "mm_resume.py",
+    "mm_session.py",
     "mm_cli.py",
     "mm_render.py",
     "mm_snapshot.py",
@@ -72,11 +76,18 @@ def cache_slot(payload: Mapping[str, Any], env: Mapping[str, str]) -> tuple[str,
         here = os.getcwd()
     except OSError:
         here = ""
+    # The session's own capture is left out of the block that follows its compaction.
+    compacted = payload.get("source") == "compact"
+    session = payload.get("session_id") if compacted else ""
     inputs = "\0".join(
         [
             env.get("CLAUDE_PROJECT_DIR", ""),
             env.get("CLAUDE_PLUGIN_OPTION_MEMORY_DIR", ""),
+            env.get("CLAUDE_PLUGIN_OPTION_CAPTURE", ""),
+            env.get("XDG_CACHE_HOME", ""),
+            env.get("HOME", ""),
             cwd if isinstance(cwd, str) else "",
+            session if isinstance(session, str) else "",
             here,
             sys.executable or "",
         ]
@@ -105,11 +116,11 @@ def cached_resume(slot: str, key: str, now: float) -> tuple[str, str] | None:
         valid_until = entry["valid_until"]
         if valid_until is not None and now >= valid_until:
             return None  # a "last touched" line would now read differently
-        memory_dir = entry["memory_dir"]
-        if listing_digest(memory_dir) != entry["names"]:
-            return None
-        for name, stamp in entry["files"]:
-            if hook_io.file_stamp(os.path.join(memory_dir, name)) != stamp:
+        for folder, names in entry["folders"]:
+            if listing_digest(folder) != names:
+                return None
+        for path, stamp in entry["files"]:
+            if hook_io.file_stamp(path) != stamp:
                 return None
         block, status = entry["block"], entry["status"]
     except (OSError, ValueError, KeyError, TypeError):
@@ -123,22 +134,21 @@ def store_resume(
     slot: str,
     key: str,
     valid_until: float | None,
-    memory_dir: str,
-    names: str,
+    folders: list[list[str]],
     files: list[list[Any]],
     made: tuple[str, str],
 ) -> None:
     """Cache a resume block and its status (made) in slot under key, with what decides it: the
-    memory folder, the digest of its names, each snapshot's stamp, and the moment the clock would
-    change it (None: never). cached_resume reads it back."""
+    folders it listed (the memory folder, the captured snapshots' folder) with the digest of
+    their names, each snapshot's path and stamp, and the moment the clock would change it
+    (None: never). cached_resume reads it back."""
     import json
 
     entry = {
         "format": CACHE_FORMAT,
         "key": key,
         "valid_until": valid_until,
-        "memory_dir": memory_dir,
-        "names": names,
+        "folders": folders,
         "files": files,
         "block": made[0],
         "status": made[1],
@@ -209,6 +219,22 @@ def read_payload() -> dict[str, Any]:
     return parsed if isinstance(parsed, dict) else {}
 
 
+def post_compact(payload: dict[str, Any]) -> int:
+    """PostCompact: the client's summary kept as this session's captured snapshot (mm_capture);
+    nothing on stdout, at most one line on stderr, exit 0 whatever happens."""
+    try:
+        from datetime import datetime, timezone
+
+        import mm_capture
+
+        line = mm_capture.capture(payload, os.environ, datetime.now(timezone.utc))
+    except BaseException as exc:  # the hook boundary: never break the session, whatever it is
+        line = f"ski-memory-manager hook: PostCompact: {type(exc).__name__}: {exc}"
+    if line:
+        say(line)
+    return 0
+
+
 def hook() -> int:
     """Claude Code SessionStart: the resume block and the permanent-memory block as hook JSON,
     and a status line for the user; never fail, never print half."""
@@ -216,6 +242,8 @@ def hook() -> int:
     resume = permanent = ("", "")
     try:
         payload = read_payload()
+        if payload.get("hook_event_name") == "PostCompact":
+            return post_compact(payload)
         resume = resume_context(payload, os.environ, time.time())
     except BaseException as exc:  # the hook boundary: never break the session, whatever it is
         say(f"ski-memory-manager hook: {type(exc).__name__}: {exc}")

@@ -2,6 +2,7 @@
 # session of that project, newest first.
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -39,33 +40,46 @@ def list_snapshots(args: argparse.Namespace) -> int:
         mm_snapshot.validate_project_name(project)
     now = mm_cli.parse_now(args.now)
     memory_dir = mm_cli.memory_dir_from(args.memory_dir)
-    if not memory_dir.is_dir():
+    captured = mm_cli.captured_dir(os.environ)
+    folders = [
+        (folder, mm_store.projects(mm_cli.memory_dir_names(folder)))
+        for folder in (memory_dir, captured)  # captured: this project's, in the user's folder
+        if folder is not None and folder.is_dir()
+    ]
+    if not folders:
         raise CommandError(f"memory directory not found at {memory_dir}")
-    groups = mm_store.projects(mm_cli.memory_dir_names(memory_dir))
     rows: list[mm_render.SessionRow] = []
     if project is not None:
-        for name in groups.get(project, []):
-            found, _ = mm_store.first_readable(memory_dir, [name])
-            rows.append(
-                mm_render.SessionRow(
-                    project,
-                    name[: mm_snapshot.STAMP_LEN],
-                    str(memory_dir / name),
-                    found.snapshot if found is not None else None,
+        for folder, groups in folders:
+            for name in groups.get(project, []):
+                found, _ = mm_store.first_readable(folder, [name])
+                rows.append(
+                    mm_render.SessionRow(
+                        project,
+                        name[: mm_snapshot.STAMP_LEN],
+                        str(folder / name),
+                        found.snapshot if found is not None else None,
+                    )
                 )
-            )
+        rows.sort(key=lambda row: row.session, reverse=True)
     else:
-        for name, group in groups.items():
-            found, _ = mm_store.first_readable(memory_dir, group)
-            if found is None:
+        names = sorted({name for _, groups in folders for name in groups})
+        for name in names:
+            best, where = None, memory_dir
+            for folder, groups in folders:
+                if name in groups:
+                    found, _ = mm_store.newest_of(folder, groups[name])
+                    if found is not None and mm_store.pick(best, found) is found:
+                        best, where = found, folder
+            if best is None:
                 mm_cli.say(f"warning: no readable snapshot for project '{name}'")
                 continue
             rows.append(
                 mm_render.SessionRow(
                     name,
-                    found.name[: mm_snapshot.STAMP_LEN],
-                    str(memory_dir / found.name),
-                    found.snapshot,
+                    best.name[: mm_snapshot.STAMP_LEN],
+                    str(where / best.name),
+                    best.snapshot,
                 )
             )
         rows.sort(key=lambda row: row.project)

@@ -4,6 +4,7 @@
 # commands that read snapshots by project, each in its own module.
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -41,21 +42,30 @@ def load_last(args: argparse.Namespace) -> int:
     now = mm_cli.parse_now(args.now)
     memory_dir = mm_cli.memory_dir_from(args.memory_dir)
     found, skipped = None, 0
+    folder = memory_dir
     if memory_dir.is_dir():
         names = mm_cli.memory_dir_names(memory_dir)
         _warn_misnamed(memory_dir, names, project)
-        candidates = mm_store.newest_first(names, project)
-        found, skipped = mm_store.first_readable(memory_dir, candidates)
+        found, tried = mm_store.newest_of(memory_dir, list(mm_store.newest_first(names, project)))
+        skipped = len(tried)
+    captured = mm_cli.captured_dir(os.environ)
+    if captured is None or not captured.is_dir():
+        if not memory_dir.is_dir():
+            mm_cli.say(f"note: memory directory not found at {memory_dir}")
     else:
-        mm_cli.say(f"note: memory directory not found at {memory_dir}")
-    if found is None:
+        names = mm_cli.memory_dir_names(captured)
+        item, tried = mm_store.newest_of(captured, list(mm_store.newest_first(names, project)))
+        skipped += len(tried)
+        if item is not None and mm_store.pick(found, item) is item:
+            found, folder = item, captured
+    if found is None:  # then every name tried was unreadable
         if skipped:
             mm_cli.say(f"warning: no readable snapshot for project '{project}' ({skipped} skipped)")
         return _no_memory(args.format, project)
     if args.format == "json":
         session = found.name[: mm_snapshot.STAMP_LEN]
         fields = mm_render.row_fields(
-            mm_render.SessionRow(project, session, str(memory_dir / found.name), found.snapshot),
+            mm_render.SessionRow(project, session, str(folder / found.name), found.snapshot),
             now,
         )
         mm_cli.print_json(

@@ -68,8 +68,12 @@ def state(snapshot: mm_snapshot.Snapshot) -> str:
 
 
 def resume_line(project: str, snapshot: mm_snapshot.Snapshot, session: str, now: datetime) -> str:
+    """`Resuming `P` (last touched 3 days ago, status: in-progress at CP-S2)`; for a captured
+    snapshot, `Resuming `P` (from the session compacted 2 hours ago)`."""
     touched = touched_at(snapshot, session)
     when = ago((now - touched).total_seconds()) if touched else "at an unknown time"
+    if mm_snapshot.is_captured(snapshot):
+        return f"Resuming `{project}` (from the session compacted {when})"
     return f"Resuming `{project}` (last touched {when}, status: {state(snapshot)})"
 
 
@@ -109,7 +113,7 @@ def touched_key(row: SessionRow) -> float:
     return touched.timestamp() if touched is not None else float("-inf")
 
 
-def row_fields(row: SessionRow, now: datetime) -> dict[str, str | None]:
+def row_fields(row: SessionRow, now: datetime) -> dict[str, str | bool | None]:
     """One row of `list` as values (the JSON form; text output formats these)."""
     snapshot = row.snapshot
     if snapshot is None:
@@ -121,6 +125,7 @@ def row_fields(row: SessionRow, now: datetime) -> dict[str, str | None]:
             "last_touched": None,
             "last_touched_ago": None,
             "file": row.file,
+            "captured": False,
         }
     touched = touched_at(snapshot, row.session)
     return {
@@ -131,6 +136,7 @@ def row_fields(row: SessionRow, now: datetime) -> dict[str, str | None]:
         "last_touched": mm_snapshot.iso_utc(touched) if touched else None,
         "last_touched_ago": ago((now - touched).total_seconds()) if touched else None,
         "file": row.file,
+        "captured": mm_snapshot.is_captured(snapshot),
     }
 
 
@@ -156,12 +162,13 @@ def list_table(rows: Sequence[SessionRow], now: datetime, by_session: bool) -> s
     cells = []
     for row in rows:
         fields = row_fields(row, now)
+        status = fields["status"] or ("(unreadable)" if row.snapshot is None else "-")
         line = [
             row.project,
             row.session,
-            fields["status"] or ("(unreadable)" if row.snapshot is None else "-"),
-            fields["last_checkpoint"] or "-",
-            fields["last_touched_ago"] or "-",
+            "captured" if fields["captured"] else str(status),
+            str(fields["last_checkpoint"] or "-"),
+            str(fields["last_touched_ago"] or "-"),
         ]
         cells.append(line[1:] if by_session else line)
     return _table(header, cells)
@@ -196,6 +203,8 @@ def hook_status(found: Sequence[tuple[str, SnapshotFile]], more: int) -> str:
     project, newest = found[0]
     checkpoint = one_line(newest.snapshot.last_checkpoint, 40)
     where = f" at {checkpoint}" if checkpoint else f" ({one_line(newest.snapshot.status, 40)})"
+    if mm_snapshot.is_captured(newest.snapshot):
+        where = " (compacted session)"
     if len(found) == 1 and not more:
         return f"resumed {one_line(project, 64)}{where}"
     return f"{len(found) + more} projects' sessions, newest {one_line(project, 64)}{where}"

@@ -24,9 +24,18 @@ class Resume(NamedTuple):
     block: str
     status: str
     memory_dir: str
-    files: list[str]  # the snapshot names read (or tried) for it
+    files: list[str]  # the snapshots read (or tried) for it, as paths
     touched: list[datetime]  # the "last touched" times it shows
     complete: bool = True  # False when the read budget ran out (then it depends on the clock)
+
+
+def own_capture(payload: object) -> str | None:
+    """At the session start that follows a compaction (source `compact`), the reference of
+    the session's own capture: the client has just put that summary in the context itself."""
+    if not isinstance(payload, dict) or payload.get("source") != "compact":
+        return None
+    session_id = payload.get("session_id")
+    return mm_session.session_ref(session_id) if isinstance(session_id, str) else None
 
 
 def resume(payload: object, env: Mapping[str, str], now: datetime) -> Resume:
@@ -37,18 +46,31 @@ def resume(payload: object, env: Mapping[str, str], now: datetime) -> Resume:
     except mm_cli.MemoryDirRefused as exc:
         mm_cli.say(f"ski-memory-manager hook: {exc}")
         return Resume("", "", "", [], [])
-    if not memory_dir.is_dir():
+    captured = mm_cli.captured_dir(env, cwd if isinstance(cwd, str) else None)
+    listed: list[tuple[Path, dict[str, list[str]]]] = []
+    for folder in (memory_dir, captured):
+        if folder is not None and folder.is_dir():
+            listed.append((folder, mm_store.projects(mm_cli.memory_dir_names(folder))))
+    if not listed:
         return Resume("", "", str(memory_dir), [], [])
-    groups = mm_store.projects(mm_cli.memory_dir_names(memory_dir))
-    ranked = sorted(groups, key=lambda name: (groups[name][0], name), reverse=True)
+    newest: dict[str, str] = {}
+    for _, groups in listed:
+        for name, group in groups.items():
+            newest[name] = max(newest.get(name, ""), group[0])
+    ranked = sorted(newest, key=lambda name: (newest[name], name), reverse=True)
     found: list[tuple[str, mm_render.SnapshotFile]] = []
     budget = mm_store.ReadBudget()
     files: list[str] = []
+    skip = own_capture(payload)
     for name in ranked[: mm_render.HOOK_PROJECTS]:
-        item, skipped = mm_store.first_readable(memory_dir, groups[name], budget)
-        files.extend(groups[name][: skipped + 1])
-        if item is not None:
-            found.append((name, item))
+        best = None
+        for folder, groups in listed:
+            if name in groups:
+                item, tried = mm_store.newest_of(folder, groups[name], budget, skip)
+                files.extend(str(folder / tried_name) for tried_name in tried)
+                best = mm_store.pick(best, item)
+        if best is not None:
+            found.append((name, best))
         if budget.spent():
             break
     budget.close()
@@ -96,24 +118,25 @@ def resume_and_store(
         memory_dir = str(mm_cli.default_memory_dir(env, cwd if isinstance(cwd, str) else None))
     except mm_cli.MemoryDirRefused:
         return resume(payload, env, datetime.fromtimestamp(now, timezone.utc))[:2]  # says why
+    captured = mm_cli.captured_dir(env, cwd if isinstance(cwd, str) else None)
+    folders = [memory_dir] + ([str(captured)] if captured is not None else [])
     # Taken before reading, so that a change made meanwhile shows as a change next time.
-    names = mm_hook.listing_digest(memory_dir)
+    listings = [[folder, mm_hook.listing_digest(folder)] for folder in folders]
     moment = datetime.fromtimestamp(now, timezone.utc)
     before: dict[str, list[int] | None] = {}
-    if names != "missing":
-        groups = mm_store.projects(mm_cli.memory_dir_names(Path(memory_dir)))
-        for group in groups.values():
-            before[group[0]] = hook_io.file_stamp(os.path.join(memory_dir, group[0]))
+    for folder, digest in listings:
+        if digest != "missing":
+            groups = mm_store.projects(mm_cli.memory_dir_names(Path(folder)))
+            for group in groups.values():
+                path = os.path.join(folder, group[0])
+                before[path] = hook_io.file_stamp(path)
     made = resume(payload, env, moment)
     if slot and made.memory_dir == memory_dir and made.complete:
-        files = [
-            [name, before.get(name) or hook_io.file_stamp(os.path.join(memory_dir, name))]
-            for name in made.files
-        ]
+        files = [[path, before.get(path) or hook_io.file_stamp(path)] for path in made.files]
         changes = [mm_render.ago_changes_in((moment - t).total_seconds()) for t in made.touched]
         valid_until = now + min(changes) if changes else None
         made_block = (made.block, made.status)
-        mm_hook.store_resume(slot, key, valid_until, memory_dir, names, files, made_block)
+        mm_hook.store_resume(slot, key, valid_until, listings, files, made_block)
     starts = mm_session.starts_dir(env)
     if starts is not None:
         mm_session.prune_starts(starts, now)  # on a miss, as the loader prunes its marks

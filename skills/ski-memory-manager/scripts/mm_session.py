@@ -1,11 +1,14 @@
 # When each client session started, and where its hook looked for snapshots: the SessionStart
 # hook records it once per session id in the user's cache folder (never the repository), and
-# `pause` reads it back, so every pause of one session lands in one snapshot named after the
-# session's start. The user's cache folder, not the plugin's data folder: a command the model
-# runs does not get $CLAUDE_PLUGIN_DATA, and Claude Code refuses one that names it as
-# "${CLAUDE_PLUGIN_DATA}" where it is not filled in (a skill installed alone). The hook runs
-# this on every session start: standard library only, no json, one small file created once per
-# session.
+# `pause` (and the PostCompact capture) read it back, so every pause of one session lands in one
+# snapshot named after the session's start. Also where the captured snapshots of a project live
+# in that folder, and the option that says whether they live there. The user's cache folder,
+# not the plugin's data folder: a command the model runs does not get $CLAUDE_PLUGIN_DATA (so
+# `load-last` and `list` could not find captures there), Claude Code refuses one that names it
+# as "${CLAUDE_PLUGIN_DATA}" where it is not filled in (a skill installed alone), and Codex's
+# data folder is another than Claude Code's, while both clients may work on one project. The
+# hook runs this on every session start: standard library only, no json, one small file
+# created once per session.
 #
 # A record is a few `name=value` lines:
 #   mm-session-1
@@ -27,6 +30,9 @@ if TYPE_CHECKING:
 
 FORMAT = "mm-session-1"
 FOLDER = "starts"
+CAPTURED = "captured"  # the captured snapshots, one folder per project (mm_capture writes them)
+CAPTURE_OPTION = "CLAUDE_PLUGIN_OPTION_CAPTURE"
+CAPTURE_MODES = ("user", "project", "off")
 MAX_RECORD_BYTES = 8192
 KEEP_DAYS = 30
 MEMORY_DIR_OPTION = "CLAUDE_PLUGIN_OPTION_MEMORY_DIR"
@@ -63,6 +69,38 @@ def starts_dir(env: Mapping[str, str]) -> str | None:
     ~/.cache/project-memory/session-memory/starts; None without either."""
     folder = hook_io.cache_dir("session-memory", {"XDG_CACHE_HOME": env.get("XDG_CACHE_HOME", "")})
     return None if folder is None else os.path.join(folder, FOLDER)
+
+
+def capture_mode(env: Mapping[str, str]) -> tuple[str, str]:
+    """Where captured snapshots go: `user` (the default: the user's cache folder, per project),
+    `project` (the project's session-memory folder) or `off`; and a note when the option's
+    value is none of them (then the default applies)."""
+    value = env.get(CAPTURE_OPTION, "").strip().lower()
+    if not value:
+        return "user", ""
+    if value in CAPTURE_MODES:
+        return value, ""
+    if value in ("false", "0", "no", "none"):
+        return "off", ""
+    return "user", f"note: ignoring {CAPTURE_OPTION}={value[:40]!r} (want user, project or off)"
+
+
+def session_ref(session_id: str) -> str:
+    """What a captured snapshot records of its session: a digest of the id, not the id."""
+    return hook_io.digest(session_id.encode("utf-8", "surrogatepass"))[:16]
+
+
+def captured_dir(env: Mapping[str, str], project_dir: str) -> str | None:
+    """The folder of one project's captured snapshots in the user's cache folder:
+    captured/{folder name}-{digest of its real path}; None without a cache folder."""
+    folder = starts_dir(env)
+    if folder is None or not project_dir or "\0" in project_dir:
+        return None
+    path = os.path.realpath(project_dir)
+    name = os.path.basename(path.rstrip(os.sep)) or "root"
+    plain = "".join(c if c.isascii() and (c.isalnum() or c in "._-") else "-" for c in name)
+    key = hook_io.digest(path.encode("utf-8", "surrogatepass"))[:12]
+    return os.path.join(os.path.dirname(folder), CAPTURED, f"{plain.strip('.-')[:40]}-{key}")
 
 
 def record_path(folder: str, session_id: str) -> str | None:

@@ -104,6 +104,14 @@ def json_type(value: object) -> str:
     return type(value).__name__
 
 
+CAPTURED_SOURCE = "compaction"  # the `source` front matter key of a captured snapshot
+
+
+def is_captured(snapshot: Snapshot) -> bool:
+    """A snapshot the PostCompact hook made from the client's summary (mm_capture)."""
+    return snapshot.extra.get("source") == CAPTURED_SOURCE
+
+
 # --- names and times ---------------------------------------------------------------------------
 
 
@@ -224,8 +232,8 @@ def _item(first: str, text: str) -> str:
     return "\n".join([head] + [f"  {line}" if line else "" for line in lines[1:]])
 
 
-def format_snapshot(snapshot: Snapshot) -> str:
-    """The snapshot file's text: front matter, then the four sections; one final newline."""
+def format_body(snapshot: Snapshot) -> str:
+    """The snapshot file's body: the four sections, each heading followed by its text."""
     contents = (
         _escape(snapshot.session_summary),
         "\n".join(_item(f"- {step}:", text) for step, text in snapshot.steps_completed.items()),
@@ -236,7 +244,12 @@ def format_snapshot(snapshot: Snapshot) -> str:
         f"## {title}\n" + (f"{content}\n" if content else "")
         for title, content in zip(SECTIONS, contents)
     ]
-    return mm_frontmatter.dumps(_front_matter(snapshot), "\n" + "\n".join(sections))
+    return "\n" + "\n".join(sections)
+
+
+def format_snapshot(snapshot: Snapshot) -> str:
+    """The snapshot file's text: front matter, then the four sections; one final newline."""
+    return mm_frontmatter.dumps(_front_matter(snapshot), format_body(snapshot))
 
 
 def _scalar(meta: Mapping[str, Any], key: str) -> str | None:

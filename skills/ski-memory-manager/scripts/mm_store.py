@@ -207,3 +207,48 @@ def first_readable(
             warn(f"warning: skipping {name}: {exc}")
             skipped += 1
     return None, skipped
+
+
+def pick(
+    first: mm_render.SnapshotFile | None, second: mm_render.SnapshotFile | None
+) -> mm_render.SnapshotFile | None:
+    """The more recently touched; a workflow's snapshot over a captured one touched at the
+    same time."""
+    if first is None or second is None:
+        return first or second
+
+    def rank(item: mm_render.SnapshotFile) -> tuple[float, bool]:
+        touched = mm_render.touched_at(item.snapshot, item.name[: mm_snapshot.STAMP_LEN])
+        moment = touched.timestamp() if touched is not None else float("-inf")
+        return moment, not mm_snapshot.is_captured(item.snapshot)
+
+    return first if rank(first) >= rank(second) else second
+
+
+def newest_of(
+    folder: Path, names: list[str], budget: ReadBudget | None = None, skip: str | None = None
+) -> tuple[mm_render.SnapshotFile | None, list[str]]:
+    """The snapshot to resume among one folder's names for a project (newest first), and the
+    names tried. A captured snapshot first in line is weighed against the newest workflow
+    snapshot after it, so that a workflow's save newer than a capture wins; the capture of the
+    session `skip` names is passed over."""
+    chosen: mm_render.SnapshotFile | None = None
+    tried: list[str] = []
+    at = 0
+    while at < len(names) and not (budget is not None and budget.spent()):
+        item, skipped = first_readable(folder, names[at:], budget)
+        tried.extend(names[at : at + skipped + 1])
+        if item is None:
+            break
+        at += skipped + 1
+        captured = mm_snapshot.is_captured(item.snapshot)
+        if captured and skip is not None and item.snapshot.extra.get("session-ref") == skip:
+            continue
+        if chosen is not None:
+            if not captured:
+                return pick(chosen, item), tried
+            continue
+        chosen = item
+        if not captured:
+            break
+    return chosen, tried
