@@ -92,9 +92,12 @@ def test_a_compaction_is_kept_and_the_next_session_resumes_it(proj: Path) -> Non
         f"{SESSION_STAMP}\nResuming `Billing-API` (from the session compacted 0 minutes ago)\n\n"
     )
     assert block.endswith(second)
-    # The start that follows the session's own compaction: the client has the summary already.
+    # The start that follows the session's own compaction, or its resumption later: the
+    # session holds that summary already. Another session still gets it (the cache knows).
     assert started(proj, session="s-1", source="compact") == ""
-    assert started(proj, session="s-1", source="resume") == block
+    assert started(proj, session="s-1", source="resume") == ""
+    assert started(proj, session="s-3", source="resume") == block
+    assert started(proj, session="s-1", source="compact") == ""
 
 
 def snapshot(folder: Path, name: str, updated: str, checkpoint: str = "CP-S1") -> Path:

@@ -186,7 +186,9 @@ class ScriptedModel:
 # --- the wire format ---------------------------------------------------------------------------
 
 
-def _message(model: str, number: int, content: list[Block]) -> dict[str, Any]:
+def _message(
+    model: str, number: int, content: list[Block], input_tokens: int = 10
+) -> dict[str, Any]:
     uses_tool = any(block.get("type") == "tool_use" for block in content)
     return {
         "id": f"msg_fake_{number:06d}",
@@ -197,7 +199,7 @@ def _message(model: str, number: int, content: list[Block]) -> dict[str, Any]:
         "stop_reason": "tool_use" if uses_tool else "end_turn",
         "stop_sequence": None,
         "usage": {
-            "input_tokens": 10,
+            "input_tokens": input_tokens,
             "output_tokens": 2,
             "cache_creation_input_tokens": 0,
             "cache_read_input_tokens": 0,
@@ -267,7 +269,7 @@ class _Handler(FakeHandler):
             if isinstance(body, dict):
                 model = str(body.get("model") or MODEL_FALLBACK)
                 stream = bool(body.get("stream"))
-            message = _message(model, number, self.reply.parts(body))
+            message = _message(model, number, self.reply.parts(body), self.input_tokens)
             if stream:
                 self.send_stream(_sse_events(message))
             else:

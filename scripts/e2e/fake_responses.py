@@ -171,7 +171,7 @@ class ScriptedModel:
 # --- the wire format ---------------------------------------------------------------------------
 
 
-def sse_events(number: int, items: Sequence[Item]) -> list[dict[str, Any]]:
+def sse_events(number: int, items: Sequence[Item], input_tokens: int = 10) -> list[dict[str, Any]]:
     """The events of one streamed response carrying `items`."""
     response_id = f"resp_fake_{number:06d}"
     events: list[dict[str, Any]] = [
@@ -198,11 +198,11 @@ def sse_events(number: int, items: Sequence[Item]) -> list[dict[str, Any]]:
                 "id": response_id,
                 "status": "completed",
                 "usage": {
-                    "input_tokens": 10,
+                    "input_tokens": input_tokens,
                     "input_tokens_details": {"cached_tokens": 0},
                     "output_tokens": 2,
                     "output_tokens_details": {"reasoning_tokens": 0},
-                    "total_tokens": 12,
+                    "total_tokens": input_tokens + 2,
                 },
             },
         }
@@ -213,7 +213,7 @@ def sse_events(number: int, items: Sequence[Item]) -> list[dict[str, Any]]:
 class _Handler(FakeHandler):
     def answer_post(self, path: str, body: Any, number: int) -> None:
         if path.endswith("/responses"):
-            events = sse_events(number, self.reply.parts(body))
+            events = sse_events(number, self.reply.parts(body), self.input_tokens)
             self.send_stream([(event["type"], event) for event in events])
         else:
             self.send_json(200, {})

@@ -7,7 +7,8 @@ subclass; they only say how a model request is answered. What is here is the sam
 - `FakeServer` listens on 127.0.0.1 only (port 0 picks a free one), serves on a daemon thread
   (`start`/`stop`, or a `with` block), records every request (`requests`, in arrival order;
   `outside_requests`, those meant for another host; `clear`), and keeps the responder, which a
-  test may swap between CLI runs, and the exceptions it raised (`responder_errors`).
+  test may swap between CLI runs, the exceptions it raised (`responder_errors`), and the prompt
+  size every reply reports (`input_tokens`, which a test raises to make the client compact).
 - `FakeHandler` reads and records each request (method, path, lower-cased headers, the body
   parsed as JSON, or its text, or None), answers HEAD with an empty 200, refuses a proxy tunnel
   (CONNECT: the tests point HTTPS_PROXY here, so any attempt to reach another host lands here)
@@ -32,6 +33,7 @@ from pathlib import Path
 from typing import Any, ClassVar, TypeVar, cast
 
 REPLY_TEXT = "Noted."
+INPUT_TOKENS = 10  # the usage every reply reports, unless a test sets input_tokens
 Part = dict[str, Any]  # a content block (Messages) or an output item (Responses)
 Responder = Callable[[dict[str, Any]], "list[Part] | None"]
 
@@ -87,6 +89,7 @@ class _HTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     recorder: Recorder
     reply: Reply
+    input_tokens = INPUT_TOKENS  # what each model reply reports as its prompt's size
 
 
 class FakeHandler(BaseHTTPRequestHandler):
@@ -96,6 +99,10 @@ class FakeHandler(BaseHTTPRequestHandler):
     @property
     def reply(self) -> Reply:
         return cast(_HTTPServer, self.server).reply
+
+    @property
+    def input_tokens(self) -> int:
+        return cast(_HTTPServer, self.server).input_tokens
 
     def log_message(self, format: str, *args: Any) -> None:
         pass  # keep test output clean; the recorder has everything
@@ -219,6 +226,16 @@ class FakeServer:
         """Swap the responder between CLI runs (one server can serve a module's tests)."""
         with self._reply.lock:
             self._reply.responder = responder
+
+    @property
+    def input_tokens(self) -> int:
+        """The prompt size each reply reports in its usage (10): a test sets it near the model's
+        context window to make the client compact the conversation on its own."""
+        return self._server.input_tokens
+
+    @input_tokens.setter
+    def input_tokens(self, value: int) -> None:
+        self._server.input_tokens = value
 
     @property
     def responder_errors(self) -> list[BaseException]:

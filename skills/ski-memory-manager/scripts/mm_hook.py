@@ -7,7 +7,8 @@
 #
 # What decides the resume block, and so the cache: the inputs that locate the memory folder and
 # the captured snapshots' folder (CLAUDE_PROJECT_DIR, the memory_dir and capture options, the
-# user's cache folder, the hook's cwd, the working directory; the session, after a compaction),
+# user's cache folder, the hook's cwd, the working directory), whose capture it leaves out (the
+# session's own, recorded in the entry: a session may use an entry that leaves out no other's),
 # the names in those folders, the size, mtime and inode of each snapshot the block was made
 # from, this code, and the clock, through "last touched N minutes/hours/days ago". The entry
 # records the moment the first of those relative times changes, and is used only before it, so
@@ -20,6 +21,7 @@ import time
 
 import hook_io
 import memory_io
+import mm_session
 
 # Neither typing nor the json package is imported at run time: the hook starts every session.
 TYPE_CHECKING = False
@@ -76,9 +78,6 @@ def cache_slot(payload: Mapping[str, Any], env: Mapping[str, str]) -> tuple[str,
         here = os.getcwd()
     except OSError:
         here = ""
-    # The session's own capture is left out of the block that follows its compaction.
-    compacted = payload.get("source") == "compact"
-    session = payload.get("session_id") if compacted else ""
     inputs = "\0".join(
         [
             env.get("CLAUDE_PROJECT_DIR", ""),
@@ -87,7 +86,6 @@ def cache_slot(payload: Mapping[str, Any], env: Mapping[str, str]) -> tuple[str,
             env.get("XDG_CACHE_HOME", ""),
             env.get("HOME", ""),
             cwd if isinstance(cwd, str) else "",
-            session if isinstance(session, str) else "",
             here,
             sys.executable or "",
         ]
@@ -105,8 +103,9 @@ def listing_digest(memory_dir: str) -> str:
     return hook_io.digest("\0".join(names).encode("utf-8", "surrogatepass"))
 
 
-def cached_resume(slot: str, key: str, now: float) -> tuple[str, str] | None:
-    """The cached (block, status), or None when there is none or it may no longer be true."""
+def cached_resume(slot: str, key: str, now: float, own: str) -> tuple[str, str] | None:
+    """The cached (block, status), or None when there is none or it may no longer be true (for
+    the session whose capture's reference is `own`: the block leaves its own capture out)."""
     try:
         with open(slot, "rb") as handle:
             data = handle.read(MAX_ENTRY_BYTES)
@@ -122,6 +121,9 @@ def cached_resume(slot: str, key: str, now: float) -> tuple[str, str] | None:
         for path, stamp in entry["files"]:
             if hook_io.file_stamp(path) != stamp:
                 return None
+        refs = entry["refs"]
+        if own in refs["shown"] or refs["skipped"] not in (None, own):
+            return None  # made for another session's eyes
         block, status = entry["block"], entry["status"]
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -137,6 +139,7 @@ def store_resume(
     folders: list[list[str]],
     files: list[list[Any]],
     made: tuple[str, str],
+    refs: dict[str, Any],
 ) -> None:
     """Cache a resume block and its status (made) in slot under key, with what decides it: the
     folders it listed (the memory folder, the captured snapshots' folder) with the digest of
@@ -152,6 +155,7 @@ def store_resume(
         "files": files,
         "block": made[0],
         "status": made[1],
+        "refs": refs,
     }
     try:
         os.makedirs(os.path.dirname(slot), mode=0o700, exist_ok=True)
@@ -164,7 +168,9 @@ def store_resume(
 def resume_context(payload: dict[str, Any], env: Mapping[str, str], now: float) -> tuple[str, str]:
     """The resume block for this session start and its part of the user's status line."""
     slot, key = cache_slot(payload, env)
-    found = cached_resume(slot, key, now) if slot else None
+    session = payload.get("session_id")
+    own = mm_session.session_ref(session) if isinstance(session, str) else ""
+    found = cached_resume(slot, key, now, own) if slot else None
     if found is not None:
         return found
     import mm_resume

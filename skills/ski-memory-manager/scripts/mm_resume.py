@@ -27,14 +27,15 @@ class Resume(NamedTuple):
     files: list[str]  # the snapshots read (or tried) for it, as paths
     touched: list[datetime]  # the "last touched" times it shows
     complete: bool = True  # False when the read budget ran out (then it depends on the clock)
+    shown: tuple[str, ...] = ()  # the session references of the captured snapshots it shows
+    skipped: bool = False  # True when it left out the session's own capture
 
 
 def own_capture(payload: object) -> str | None:
-    """At the session start that follows a compaction (source `compact`), the reference of
-    the session's own capture: the client has just put that summary in the context itself."""
-    if not isinstance(payload, dict) or payload.get("source") != "compact":
-        return None
-    session_id = payload.get("session_id")
+    """The reference of this session's own capture, which the block leaves out: a session that
+    starts again after its compaction (`compact`, or `resume` later) holds that summary in its
+    context already."""
+    session_id = payload.get("session_id") if isinstance(payload, dict) else None
     return mm_session.session_ref(session_id) if isinstance(session_id, str) else None
 
 
@@ -62,11 +63,12 @@ def resume(payload: object, env: Mapping[str, str], now: datetime) -> Resume:
     budget = mm_store.ReadBudget()
     files: list[str] = []
     skip = own_capture(payload)
+    passed: list[str] = []
     for name in ranked[: mm_render.HOOK_PROJECTS]:
         best = None
         for folder, groups in listed:
             if name in groups:
-                item, tried = mm_store.newest_of(folder, groups[name], budget, skip)
+                item, tried = mm_store.newest_of(folder, groups[name], budget, skip, passed)
                 files.extend(str(folder / tried_name) for tried_name in tried)
                 best = mm_store.pick(best, item)
         if best is not None:
@@ -76,7 +78,7 @@ def resume(payload: object, env: Mapping[str, str], now: datetime) -> Resume:
     budget.close()
     complete = not budget.stopped
     if not found:
-        return Resume("", "", str(memory_dir), files, [], complete)
+        return Resume("", "", str(memory_dir), files, [], complete, (), bool(passed))
     found.sort(
         key=lambda pair: mm_render.touched_key(
             mm_render.SessionRow(
@@ -95,6 +97,11 @@ def resume(payload: object, env: Mapping[str, str], now: datetime) -> Resume:
         for _, item in found
         if (moment := mm_render.touched_at(item.snapshot, item.name[: mm_snapshot.STAMP_LEN]))
     ]
+    shown = tuple(
+        str(item.snapshot.extra.get("session-ref"))
+        for _, item in found
+        if mm_snapshot.is_captured(item.snapshot)
+    )
     return Resume(
         mm_render.hook_block(found, label, more, now),
         mm_render.hook_status(found, more),
@@ -102,6 +109,8 @@ def resume(payload: object, env: Mapping[str, str], now: datetime) -> Resume:
         files,
         touched,
         complete,
+        shown,
+        bool(passed),
     )
 
 
@@ -136,7 +145,11 @@ def resume_and_store(
         changes = [mm_render.ago_changes_in((moment - t).total_seconds()) for t in made.touched]
         valid_until = now + min(changes) if changes else None
         made_block = (made.block, made.status)
-        mm_hook.store_resume(slot, key, valid_until, listings, files, made_block)
+        # Whose capture was left out, and whose are shown: a session may use the entry when it
+        # would leave out the same (or nothing shown is its own).
+        skipped = own_capture(payload) if made.skipped else None
+        refs = {"skipped": skipped, "shown": list(made.shown)}
+        mm_hook.store_resume(slot, key, valid_until, listings, files, made_block, refs)
     starts = mm_session.starts_dir(env)
     if starts is not None:
         mm_session.prune_starts(starts, now)  # on a miss, as the loader prunes its marks

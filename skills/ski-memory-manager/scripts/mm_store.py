@@ -226,12 +226,16 @@ def pick(
 
 
 def newest_of(
-    folder: Path, names: list[str], budget: ReadBudget | None = None, skip: str | None = None
+    folder: Path,
+    names: list[str],
+    budget: ReadBudget | None = None,
+    skip: str | None = None,
+    passed: list[str] | None = None,
 ) -> tuple[mm_render.SnapshotFile | None, list[str]]:
     """The snapshot to resume among one folder's names for a project (newest first), and the
     names tried. A captured snapshot first in line is weighed against the newest workflow
     snapshot after it, so that a workflow's save newer than a capture wins; the capture of the
-    session `skip` names is passed over."""
+    session `skip` names is passed over (and its name added to `passed`)."""
     chosen: mm_render.SnapshotFile | None = None
     tried: list[str] = []
     at = 0
@@ -243,6 +247,8 @@ def newest_of(
         at += skipped + 1
         captured = mm_snapshot.is_captured(item.snapshot)
         if captured and skip is not None and item.snapshot.extra.get("session-ref") == skip:
+            if passed is not None:
+                passed.append(item.name)
             continue
         if chosen is not None:
             if not captured:

@@ -224,8 +224,32 @@ def _lines(text: str) -> list[str]:
     that a cut cannot open a fence or a tag over the other)."""
     lines: list[str] = []
     for piece in _halves(text):
-        lines.extend(_without_code(_unwrapped(piece).split("\n")))
+        kept = _without_code(_unwrapped(piece).split("\n"))
+        if lines and _left_open(text[:HEAD_CHARS]):
+            # The head ends inside a code block or the model's notes: the tail's first lines
+            # are still in it, up to its first heading.
+            found = [at for at, line in enumerate(kept) if _heading(line) is not None]
+            kept = kept[found[0] :] if found else []
+        lines.extend(kept)
     return lines
+
+
+def _left_open(head: str) -> bool:
+    """Whether a piece ends inside a fenced block or an <analysis> (or <thinking>) block."""
+    lowered = head.lower()
+    for name in ("analysis", "thinking"):
+        if lowered.rfind(f"<{name}>") > lowered.rfind(f"</{name}>"):
+            return True
+    fence = ""
+    for line in head.split("\n"):
+        match = _FENCE.match(line)
+        if match is None:
+            continue
+        if not fence:
+            fence = match.group(1)
+        elif match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence):
+            fence = ""
+    return bool(fence)
 
 
 def _heading(line: str) -> tuple[str, str] | None:
