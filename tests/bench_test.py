@@ -56,6 +56,8 @@ PRODUCT_COMMANDS = [
     "load_last:200",
     "save_create",
     "save_update",
+    "capture",
+    "capture_huge",
     "adv_load:0:16000",
     "adv_hook:0:16000",
     "adv_load:1:16000",
@@ -430,6 +432,8 @@ def test_plan_lists_every_row_with_its_floor_and_targets(tmp_path: Path) -> None
         "yaml_floor": ("save", None, None, None, None, ""),
         "save_create": ("save", "yaml_floor", None, None, None, ""),
         "save_update": ("save", "yaml_floor", None, None, None, ""),
+        "capture": ("save", "yaml_floor", 3.0, None, None, ""),
+        "capture_huge": ("save", "yaml_floor", None, 500.0, None, ""),
         "recall_hook_many": ("recall", "f0", 1.3, None, None, ""),
         "recall_demo_silent": ("recall", "f0", 1.15, None, None, ""),
     }
@@ -438,6 +442,7 @@ def test_plan_lists_every_row_with_its_floor_and_targets(tmp_path: Path) -> None
     assert by_key["load:big"].lacks == "FEAT-0" and by_key["load:epics-10"].has == ("FEAT-0",)
     assert [by_key[f"load_last:{n}"].size for n in (10, 200)] == [10, 200]
     assert by_key["save_update"].argv[-1].endswith("update.json")
+    assert by_key["capture"].silent and by_key["capture"].argv[-1] == "hook"
     evidence = Path(by_key["evidence_hit"].env["CLAUDE_PROJECT_DIR"])
     assert by_key["evidence_miss"].env["CLAUDE_PLUGIN_DATA"] == bench.FRESH
     assert by_key["evidence_hit"].cwd == str(evidence) == by_key["git_floor"].argv[2]
