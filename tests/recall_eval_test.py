@@ -28,7 +28,7 @@ def recall_eval() -> ModuleType:
 # tests/projects that had landed. scripts/recall_eval.py scores a folder that lands later at
 # once; it joins here when the figures are restated.
 PROJECTS = ("backstage", "cosmos", "home-assistant", "mozilla",
-            "jabref", "kuma", "thunderbird-android", "vector")  # fmt: skip
+            "jabref", "kuma", "thunderbird-android", "unleash", "vector")  # fmt: skip
 
 
 def projects() -> list[Any]:
@@ -134,7 +134,8 @@ def test_with_keywords_false_injections() -> None:
 @pytest.mark.xfail(
     strict=True,
     reason="not met: without the Keywords lines the scorer's recall is under the baseline's at the "
-    "scorer's false injections on cosmos (0.882 at 0.048 against 1.000), jabref (0.300 at 0.032 "
+    "scorer's false injections on backstage (0.667 at 0.286 against 0.704), cosmos (0.882 at 0.048 "
+    "against 1.000), jabref (0.300 at 0.032 "
     "against 0.350) and thunderbird-android (0.333 at 0.050 against 0.417); the baseline's figure "
     "is its best case, its threshold read off that project",
 )
