@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -128,6 +129,10 @@ def test_options_project_folder_and_off(proj: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv(mm_session.CAPTURE_OPTION, "off")
     assert (compacted(proj).err, captures(proj)) == ("", [])
     monkeypatch.setenv(mm_session.CAPTURE_OPTION, "project")
+    fresh = proj.parent / "fresh"
+    fresh.mkdir()
+    assert compacted(fresh, session="s-0").err == ""  # memory/ made, as a repository folder
+    assert (fresh / "memory").stat().st_mode & 0o777 == 0o777 & ~current_umask()
     # A pause of the same session already wrote the name: the capture takes the next minute.
     record = mm_session.SessionStart("2026-12-01-09-30", "", str(proj), "")
     mm_session.write_start(str(mm_session.starts_dir(os.environ)), "s-1", record)
@@ -141,11 +146,24 @@ def test_options_project_folder_and_off(proj: Path, monkeypatch: pytest.MonkeyPa
     assert made.stat().st_mode & 0o777 != 0o600  # in the repository: the usual mode
     assert compacted(proj).err == ""  # again: the same file
     assert sorted(p.name for p in (proj / "memory").glob("*.md")) == [paused.name, made.name]
+    # The project's memory/ leading out of the project: the user's folder instead.
+    other = proj.parent / "elsewhere"
+    other.mkdir()
+    shutil.move(str(proj / "memory"), str(other / "memory"))
+    (proj / "memory").symlink_to(other / "memory")
+    assert compacted(proj, session="s-9").err == ""
+    assert len(captures(proj)) == 1 and len(list((other / "memory").glob("*.md"))) == 2
     monkeypatch.setenv(mm_session.CAPTURE_OPTION, "sideways")
     result = compacted(proj)
     assert result.err == (
         "note: ignoring CLAUDE_PLUGIN_OPTION_CAPTURE='sideways' (want user, project or off)\n"
     )
+
+
+def current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 HUGE = "## Next steps\n- ship\n" + "word " * 3_000_000

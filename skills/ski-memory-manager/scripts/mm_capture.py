@@ -127,9 +127,11 @@ def _folder(mode: str, env: Mapping[str, str], project: Path, cwd: str | None) -
     return Path(folder) if folder is not None else None
 
 
-def _make_folder(folder: Path) -> None:
+def _make_folder(folder: Path, private: bool) -> None:
+    """The folder, made when missing: the user's only for the user (0700); the project's as
+    any folder of the repository (the umask decides)."""
     if not folder.is_dir():
-        os.makedirs(folder, mode=0o700, exist_ok=True)
+        os.makedirs(folder, mode=0o700 if private else 0o777, exist_ok=True)
 
 
 def _slot(
@@ -225,7 +227,8 @@ def capture(payload: Mapping[str, Any], env: Mapping[str, str], now: datetime) -
         return f"{SAY}: no cache folder (HOME unset); nothing captured"
     ref = mm_session.session_ref(session_id or stamp)
     mm_frontmatter.require_yaml()
-    _make_folder(folder)
+    in_project = folder == _project_folder(mode, env, cwd)
+    _make_folder(folder, not in_project)
     with mm_store.locked(folder):
         slot = _slot(folder, project, stamp, ref)
         if slot is None:
@@ -239,7 +242,7 @@ def capture(payload: Mapping[str, Any], env: Mapping[str, str], now: datetime) -
         )
         if not any(mapped.sections):
             return f"{SAY}: the summary held nothing to keep; nothing captured"
-        private = 0o600 if folder != _project_folder(mode, env, cwd) else None
+        private = None if in_project else 0o600
         bits = os.stat(path).st_mode & 0o7777 if saved is not None else private
         memory_io.atomic_write(path, mm_snapshot.format_snapshot(snapshot).encode("utf-8"), bits)
     notes = []
