@@ -172,9 +172,15 @@ HUGE = "## Next steps\n- ship\n" + "word " * 3_000_000
 @pytest.mark.parametrize(
     ("payload", "said"),
     [
-        ({}, "no compaction summary in the hook input; nothing captured"),
-        ({"compact_summary": 7}, "no compaction summary in the hook input; nothing captured"),
-        ({"compact_summary": "   "}, "no compaction summary in the hook input; nothing captured"),
+        ({}, "no compaction summary in the hook input or its transcript; nothing captured"),
+        (
+            {"compact_summary": 7},
+            "no compaction summary in the hook input or its transcript; nothing captured",
+        ),
+        (
+            {"compact_summary": "   "},
+            "no compaction summary in the hook input or its transcript; nothing captured",
+        ),
         ({"compact_summary": "```\ncode only\n```"}, "the summary held nothing to keep"),
         ({"compact_summary": "just prose"}, "the summary had no part this knows"),
         ({"compact_summary": "## Goal\nkey AKIAIOSFODNN7EXAMPLE\x1b[2J"}, "1 secrets stored as"),
@@ -222,6 +228,13 @@ def test_a_client_that_passes_no_summary_names_its_transcript(proj: Path) -> Non
     text = path.read_text(encoding="utf-8")
     assert "rate limiting" in text and "old summary" not in text
     assert "Another language model" not in text
+    # A newest compaction with no readable summary: nothing, never the older one.
+    lines.append({"type": "compacted", "payload": {"message": "", "replacement_history": []}})
+    transcript.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    before = path.read_bytes()
+    again = compacted(proj, None, transcript_path=str(transcript))
+    assert "no compaction summary in the hook input" in again.err
+    assert path.read_bytes() == before
 
 
 def test_load_last_list_and_keep(proj: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -68,8 +68,9 @@ def transcript_summary(path: str) -> str | None:
             continue
         payload = record.get("payload")
         message = payload.get("message") if isinstance(payload, dict) else None
-        if isinstance(message, str) and message.strip():
-            return message
+        # The newest compaction decides: one that kept no readable summary (a compaction the
+        # provider made on its side) never lets an older summary pass for it.
+        return message if isinstance(message, str) and message.strip() else None
     return None
 
 
@@ -210,7 +211,7 @@ def capture(payload: Mapping[str, Any], env: Mapping[str, str], now: datetime) -
         return note
     summary = summary_of(payload)
     if summary is None:
-        return f"{SAY}: no compaction summary in the hook input; nothing captured"
+        return f"{SAY}: no compaction summary in the hook input or its transcript; nothing captured"
     cwd = payload.get("cwd")
     cwd = cwd if isinstance(cwd, str) and cwd and "\0" not in cwd else None
     project_dir = mm_cli.project_dir(env, cwd)
