@@ -237,7 +237,9 @@ def test_a_client_that_passes_no_summary_names_its_transcript(proj: Path) -> Non
     assert path.read_bytes() == before
 
 
-def test_load_last_list_and_keep(proj: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_load_last_and_list_show_a_capture_marked(
+    proj: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.chdir(proj)
     assert compacted(proj).err == ""
     [path] = captures(proj)
@@ -251,17 +253,10 @@ def test_load_last_list_and_keep(proj: Path, monkeypatch: pytest.MonkeyPatch) ->
     assert listed.out.split("\n")[1].split()[:3] == ["Billing-API", path.name[:16], "captured"]
     as_json = call_main(memory_manager, ["list", "--format", "json"])
     assert json.loads(as_json.out)[0]["captured"] is True
-    kept = call_main(memory_manager, ["keep"])
-    assert (kept.code, kept.err) == (0, f"note: created {proj / 'memory'}\n")
-    assert kept.out == f"{proj / 'memory' / path.name}\n"
-    assert (proj / "memory" / path.name).read_bytes() == path.read_bytes()
-    assert call_main(memory_manager, ["keep"]).code == 0  # the same capture again: updated
-    (proj / "memory" / path.name).write_text("not a capture\n", encoding="utf-8")
-    refused = call_main(memory_manager, ["keep"])
-    assert (refused.code, refused.out) == (1, "")
-    assert refused.err == f"{proj / 'memory' / path.name} is another snapshot; nothing copied\n"
-    none = call_main(memory_manager, ["keep", "--session", "2020-01-01-00-00"])
-    assert none.code == 1 and none.err.startswith("no captured snapshot of this project in ")
+    # The status line says where the session was resumed from.
+    result = hook({"session_id": "s-2", "cwd": str(proj), "hook_event_name": "SessionStart"})
+    message = json.loads(result.out)["systemMessage"]
+    assert message.endswith(" resumed Billing-API (compacted session)"), message
 
 
 def test_the_hook_as_the_client_runs_it(tmp_path: Path) -> None:
