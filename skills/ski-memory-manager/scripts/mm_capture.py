@@ -18,6 +18,7 @@ from typing import Any
 import memory_io
 import mm_cli
 import mm_frontmatter
+import mm_pause
 import mm_session
 import mm_snapshot
 import mm_store
@@ -120,14 +121,6 @@ def _project_folder(mode: str, env: Mapping[str, str], cwd: str | None) -> Path 
         return None
 
 
-def _folder(mode: str, env: Mapping[str, str], project: Path, cwd: str | None) -> Path | None:
-    in_project = _project_folder(mode, env, cwd)
-    if in_project is not None:
-        return in_project
-    folder = mm_session.captured_dir(env, str(project))
-    return Path(folder) if folder is not None else None
-
-
 def _make_folder(folder: Path, private: bool) -> None:
     """The folder, made when missing: the user's only for the user (0700); the project's as
     any folder of the repository (the umask decides)."""
@@ -215,20 +208,21 @@ def capture(payload: Mapping[str, Any], env: Mapping[str, str], now: datetime) -
     cwd = payload.get("cwd")
     cwd = cwd if isinstance(cwd, str) and cwd and "\0" not in cwd else None
     project_dir = mm_cli.project_dir(env, cwd)
-    import mm_pause
-
     project = mm_pause.project_name_for(project_dir.resolve().name)
     session_id = payload.get("session_id")
     session_id = session_id if isinstance(session_id, str) else ""
     trigger = payload.get("trigger")
     trigger = trigger if trigger in TRIGGERS else "manual"
     stamp = _session_start(env, session_id, cwd, now)
-    folder = _folder(mode, env, project_dir, cwd)
+    folder = _project_folder(mode, env, cwd)
+    in_project = folder is not None
     if folder is None:
-        return f"{SAY}: no cache folder (HOME unset); nothing captured"
+        users = mm_session.captured_dir(env, str(project_dir))
+        if users is None:
+            return f"{SAY}: no cache folder (HOME unset); nothing captured"
+        folder = Path(users)
     ref = mm_session.session_ref(session_id or stamp)
     mm_frontmatter.require_yaml()
-    in_project = folder == _project_folder(mode, env, cwd)
     _make_folder(folder, not in_project)
     with mm_store.locked(folder):
         slot = _slot(folder, project, stamp, ref)
