@@ -394,6 +394,17 @@ def evaluation(
     return report
 
 
+def tune_pick(
+    method: Method, projects: Sequence[Project], keywords: bool, counter: Callable[[str], int]
+) -> int:
+    """The level (its number) the rule picks on every project's tune prompts pooled: how a
+    method's one threshold is frozen."""
+    tune = outcomes_of(method, projects, keywords, "tune", counter)
+    pooled = [sum((figures(o, n) for o in tune.values() if o.prompts), NONE)
+              for n in range(len(method.levels))]  # fmt: skip
+    return choose_level(pooled, TARGETS[keywords][1])
+
+
 def final_check(
     counter: Callable[[str], int], keywords: bool, projects: Sequence[Project]
 ) -> dict[str, Any]:
@@ -402,11 +413,7 @@ def final_check(
     limit = TARGETS[keywords][1]
     report: dict[str, Any] = {"keywords": keywords, "split": "heldout", "limit": limit}
     for method in (SCORER, BASELINE):
-        tune = outcomes_of(method, projects, keywords, "tune", counter)
-        levels = len(method.levels)
-        pooled = [sum((figures(o, n) for o in tune.values() if o.prompts), NONE)
-                  for n in range(levels)]  # fmt: skip
-        chosen = choose_level(pooled, limit)
+        chosen = tune_pick(method, projects, keywords, counter)
         if method.shipped is not None:
             report["shipped"], report["rule_picks"] = method.shipped, method.levels[chosen]
             chosen = method.levels.index(method.shipped)

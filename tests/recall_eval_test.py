@@ -149,6 +149,19 @@ def test_every_project_at_least_the_baseline_at_the_same_false_injections() -> N
     assert below == []
 
 
+@pytest.mark.parametrize("keywords", [False, True])
+def test_the_threshold_travels(keywords: bool) -> None:
+    # One threshold, in units of a rare word of the file: chosen on every project's tune prompts
+    # it is the one the scorer ships, with the Keywords lines and without them; chosen on the
+    # others, each left-out project gets it or the next level.
+    module = recall_eval()
+    count, _engine, _source = pm_tokens.load_exact_counter(bundled_first=True)
+    picked = module.tune_pick(module.SCORER, projects(), keywords, count)
+    assert module.SCORER.levels[picked] == module.pm_recall.THRESHOLD == 3.25
+    levels = [row["level"] for row in report(keywords)["scorer"]["rows"]]
+    assert all(abs(level - module.pm_recall.THRESHOLD) <= 0.25 for level in levels)
+
+
 def test_without_keywords_only_the_keywords_lines_go(tmp_path: Path) -> None:
     # The files as producers write them: every epic's Keywords line left out, nothing else.
     module = recall_eval()
