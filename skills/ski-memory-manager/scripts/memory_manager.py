@@ -40,8 +40,9 @@ COMMANDS = {
 def _add_hook_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     commands.add_parser(
         "hook",
-        description="Read the hook JSON on stdin and print the resume block of this project's "
-        "session memory. Always exits 0.",
+        description="Read the hook JSON on stdin: at SessionStart print the resume block of "
+        "this project's session memory; at PostCompact keep the compaction summary as a "
+        "captured snapshot. Always exits 0.",
     )
 
 

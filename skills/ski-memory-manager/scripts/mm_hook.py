@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-HELP = "Claude Code SessionStart hook: the resume block (always exits 0)"
+HELP = "the plugin's hook: resume at SessionStart, capture at PostCompact"
 CACHE_FORMAT = "mm-resume-2"
 # A compaction summary comes in the hook input (PostCompact): a few KB, but it is bounded, not
 # trusted to be small.
