@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import time
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -203,6 +204,19 @@ def test_bad_input_is_bounded_and_says_one_line(
         text = path.read_text(encoding="utf-8")
         assert len(text.encode("utf-8")) <= 2048
         assert "AKIA" not in text and "\x1b" not in text
+
+
+def test_a_subagents_compaction_and_a_damaged_capture_are_left_alone(proj: Path) -> None:
+    # Codex passes agent_id for a subagent's thread: its summary is of the subagent's task.
+    assert (compacted(proj, agent_id="a-1", agent_type="worker").err, captures(proj)) == ("", [])
+    assert compacted(proj).err == ""
+    [path] = captures(proj)
+    path.write_text("---\nsource: compaction\n: [\n---\n", encoding="utf-8")  # damaged
+    assert compacted(proj).err == ""
+    [damaged, made] = captures(proj)
+    assert damaged == path and damaged.read_text(encoding="utf-8").endswith(": [\n---\n")
+    start = datetime.strptime(path.name[:16], "%Y-%m-%d-%H-%M")
+    assert made.name == (start + timedelta(minutes=1)).strftime("%Y-%m-%d-%H-%M") + path.name[16:]
 
 
 def test_input_that_is_not_json(proj: Path) -> None:

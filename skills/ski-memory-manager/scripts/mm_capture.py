@@ -200,8 +200,10 @@ def capture(payload: Mapping[str, Any], env: Mapping[str, str], now: datetime) -
     """Keep the compaction summary of the hook input as this session's captured snapshot; return
     the one line to say on stderr ('' for none)."""
     mode, note = mm_session.capture_mode(env)
-    if mode == "off":
-        return note
+    if mode == "off" or payload.get("agent_id"):
+        return (
+            note  # off; or a subagent's compaction, whose summary is its task's, not the session's
+        )
     summary = summary_of(payload)
     if summary is None:
         return f"{SAY}: no compaction summary in the hook input or its transcript; nothing captured"
