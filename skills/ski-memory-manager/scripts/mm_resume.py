@@ -1,7 +1,8 @@
 # The session-start hook's resume block, rendered (mm_hook serves it from its cache when it still
-# holds): the most recently touched projects in the memory directory, each with its resume line,
-# read within the hook's budget; and, on a cache miss, what it was made from, for the entry
-# mm_hook.store_resume writes.
+# holds): the most recently touched projects in the memory directory and the project's captured
+# snapshots (mm_capture), each project's newest with its resume line, the starting session's own
+# capture left out, read within the hook's budget; and, on a cache miss, what it was made from,
+# for the entry mm_hook.store_resume writes.
 from __future__ import annotations
 
 import os
