@@ -14,6 +14,7 @@ from typing import Any
 
 import mm_session
 import pm_limits
+import pm_path_index
 import pm_recall
 import pytest
 from conftest import ROOT
@@ -53,6 +54,11 @@ OPTIONS = {
         pm_recall.SESSION_BUDGET,
         "CLAUDE_PLUGIN_OPTION_RECALL_SESSION_TOKENS",
     ),
+    "recall_file_tokens": (
+        "number",
+        pm_path_index.FILE_BUDGET,
+        "CLAUDE_PLUGIN_OPTION_RECALL_FILE_TOKENS",
+    ),
     "memory_dir": ("string", "memory", "CLAUDE_PLUGIN_OPTION_MEMORY_DIR"),
     "capture": ("string", mm_session.CAPTURE_MODES[0], mm_session.CAPTURE_OPTION),
 }
@@ -75,6 +81,11 @@ NUMBER_RANGES = {
         pm_recall.SESSION_BUDGET,
         pm_recall.MIN_BUDGET,
         pm_recall.MAX_SESSION_BUDGET,
+    ),
+    "recall_file_tokens": (
+        pm_path_index.FILE_BUDGET,
+        pm_recall.MIN_BUDGET,
+        pm_recall.MAX_PROMPT_BUDGET,
     ),
 }
 
@@ -159,6 +170,7 @@ def test_hooks_wiring() -> None:
         "UserPromptSubmit",
         "SubagentStart",
         "PostCompact",
+        "PreToolUse",
     }
     [start_group] = hooks["hooks"]["SessionStart"]
     assert start_group["matcher"] == "startup|resume|clear|compact"
@@ -175,6 +187,13 @@ def test_hooks_wiring() -> None:
     [subagent_group] = hooks["hooks"]["SubagentStart"]
     assert "matcher" not in subagent_group  # every kind of subagent
     assert [h["command"] for h in _commands(hooks, "SubagentStart")] == [LOADER_HOOK]
+    # The file tools, by name, so that no other tool spawns the hook; Codex runs every shell
+    # command and patch as `Bash` (and ignores `if`), Claude Code only a shell `apply_patch`.
+    [files, shell] = hooks["hooks"]["PreToolUse"]
+    assert files["matcher"] == "Read|Edit|Write|MultiEdit|NotebookEdit|Grep|Glob"
+    assert shell["matcher"] == "Bash"
+    assert [h.get("if") for h in shell["hooks"]] == ["Bash(apply_patch *)"]
+    assert [h["command"] for h in _commands(hooks, "PreToolUse")] == [LOADER_HOOK, LOADER_HOOK]
     for event in hooks["hooks"]:
         for hook in _commands(hooks, event):
             assert hook["type"] == "command"

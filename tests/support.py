@@ -266,7 +266,7 @@ def run(
     return result
 
 
-HOOK_JSON_EVENTS = ("SessionStart", "UserPromptSubmit", "SubagentStart")
+HOOK_JSON_EVENTS = ("SessionStart", "UserPromptSubmit", "SubagentStart", "PreToolUse")
 
 
 def help_commands(help_text: str) -> list[tuple[str, str]]:

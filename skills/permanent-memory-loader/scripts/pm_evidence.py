@@ -71,6 +71,9 @@ def _is_file_name(part: str) -> bool:
     return len(ext) <= 12 and ext.isalnum() and not ext.isdigit()
 
 
+is_file_name = _is_file_name  # what the file tools' hook takes a shell word for a file by
+
+
 def path_key(token: str, backticked: bool) -> "str | None":
     """The project-relative path a token names (`./a//b.py` -> `a/b.py`), or None when it is
     not one: it needs a `/`; absolute paths, URLs, globs, `..` and host names (`github.com/…`)
@@ -317,6 +320,41 @@ class _Walk:
                 return False  # a file where a folder should be
             resolved = candidate
         return True
+
+    def resolve(self, path: str) -> "str | None":
+        """`path` (relative to the root) with the links on its way read and replaced by where
+        they point, as a path relative to the root; None when a link leads out of the root (or
+        too many are chained). Parts that are not there are kept as written: a file about to be
+        written is resolved as far as its folder is."""
+        pending = _parts(path)
+        resolved: list[str] = []
+        hops = 0
+        while pending:
+            part = pending.pop(0)
+            if part == "..":
+                if not resolved:
+                    return None
+                resolved.pop()
+                continue
+            candidate = [*resolved, part]
+            kind = self.kind(candidate)
+            if kind == "":  # not there (yet): the rest as written, when it stays inside
+                return None if ".." in pending else "/".join([*candidate, *pending])
+            if kind is None or isinstance(kind, list):
+                hops += 1
+                if kind is None or hops > MAX_LINK_HOPS:
+                    return None
+                pending = [*kind, *pending]
+                resolved = []
+                continue
+            resolved = candidate
+        return "/".join(resolved)
+
+
+def resolved_path(root: str, path: str) -> "str | None":
+    """_Walk.resolve: a project-relative path with its links read inside the root, never
+    followed out of it (None when one leads out)."""
+    return _Walk(root).resolve(path)
 
 
 def existence_bits(root: str, paths: "Sequence[str]") -> str:

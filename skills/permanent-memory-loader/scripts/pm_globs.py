@@ -11,20 +11,40 @@ tools' hook matches with it on every call.
   set, `**` any number of parts (none included).
 - Refused (`glob_problem` says why): an absolute path, a `..` part, a `!` negation, a
   backslash, and an empty pattern.
+
+Import-free (no `from __future__`, no typing: the file tools' hook imports it on a match), so
+annotations are strings and Glob is a plain class.
 """
 
-from __future__ import annotations
 
-from typing import NamedTuple
+class Glob:
+    """A parsed glob: the pattern as written, its `/`-separated parts (`**` ones included),
+    and whether it was written with a trailing `/` (folders only)."""
+
+    __slots__ = ("folder_only", "parts", "text")
+
+    def __init__(self, text: str, parts: "tuple[str, ...]", folder_only: bool) -> None:
+        self.text = text
+        self.parts = parts
+        self.folder_only = folder_only
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Glob):
+            return NotImplemented
+        return (self.text, self.parts, self.folder_only) == (
+            other.text,
+            other.parts,
+            other.folder_only,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.text, self.parts, self.folder_only))
+
+    def __repr__(self) -> str:
+        return f"Glob({self.text!r}, {self.parts!r}, {self.folder_only!r})"
 
 
-class Glob(NamedTuple):
-    text: str  # the pattern as written
-    parts: tuple[str, ...]  # its `/`-separated parts, `**` ones included
-    folder_only: bool  # written with a trailing `/`
-
-
-def glob_problem(pattern: str) -> str | None:
+def glob_problem(pattern: str) -> "str | None":
     """Why `pattern` cannot be a Paths glob, or None when it can."""
     text = pattern.strip()
     if not text:
@@ -56,9 +76,14 @@ def parse_glob(pattern: str) -> Glob:
 def glob_matches(glob: Glob, path: str) -> bool:
     """Whether `glob` governs the project-relative `path` (the path itself, or a folder it is in
     for a glob that names a folder)."""
+    return parts_match(glob.parts, glob.folder_only, path)
+
+
+def parts_match(parts: "tuple[str, ...]", folder_only: bool, path: str) -> bool:
+    """glob_matches for a glob's parts and folder flag (what the hook's path table keeps)."""
     names = [name for name in path.split("/") if name not in ("", ".")]
-    last = len(names) - 1 if glob.folder_only else len(names)
-    return any(_parts_match(glob.parts, names[:end]) for end in range(1, last + 1))
+    last = len(names) - 1 if folder_only else len(names)
+    return any(_parts_match(parts, names[:end]) for end in range(1, last + 1))
 
 
 def literal_prefix(glob: Glob) -> str:
@@ -72,7 +97,7 @@ def literal_prefix(glob: Glob) -> str:
     return "/".join(fixed)
 
 
-def _parts_match(parts: tuple[str, ...], names: list[str]) -> bool:
+def _parts_match(parts: "tuple[str, ...]", names: "list[str]") -> bool:
     if not parts:
         return not names
     if parts[0] == "**":

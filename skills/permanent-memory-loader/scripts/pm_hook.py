@@ -27,12 +27,12 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-HELP = "Claude Code hook (SessionStart, UserPromptSubmit, SubagentStart)"
+HELP = "Claude Code hook (session start, prompts, subagents, file tools)"
 HOOK_MAX_CHARS = 10000
 # The events whose hook JSON takes `additionalContext` (Claude Code 2.1 and later): there the
 # text arrives labelled as context, byte for byte, where plain stdout is trimmed and labelled as
 # a hook's success message.
-CONTEXT_EVENTS = ("SessionStart", "UserPromptSubmit", "SubagentStart")
+CONTEXT_EVENTS = ("SessionStart", "UserPromptSubmit", "SubagentStart", "PreToolUse")
 
 
 def hook() -> int:
@@ -131,8 +131,12 @@ def hook_context(payload: "dict[str, Any]") -> "tuple[str, str]":
     if paths is not None:
         evidence = pm_evidence.evidence_key(root, pm_evidence.existence_bits(root, paths))
         key = pm_cache.block_key(options, content, evidence)
-    cached = pm_cache.read_block(slot, key) if slot and key else None
     event = payload.get("hook_event_name")
+    if event == "PreToolUse":  # a file tool's call: recall at the file, never the block
+        return file_context(
+            payload, root, path, folder or "", slot, key, data, size, options, content
+        ), ""
+    cached = pm_cache.read_block(slot, key) if slot and key else None
     session_id = payload.get("session_id")
     session = ""
     if folder and isinstance(session_id, str) and session_id:
@@ -152,6 +156,35 @@ def hook_context(payload: "dict[str, Any]") -> "tuple[str, str]":
     if recall is not None:
         return recall.add_to(sent), status
     return sent, status
+
+
+def file_context(
+    payload: "dict[str, Any]",
+    root: str,
+    path: str,
+    folder: str,
+    slot: str,
+    key: str,
+    data: "bytes | None",
+    size: int,
+    options: "tuple[int, int, int]",
+    content: str,
+) -> str:
+    """PreToolUse: the blocks of the governed files the call touches (pm_file_hook, imported
+    here: a prompt's steady state does without it)."""
+    import pm_file_hook
+    import pm_path_index
+
+    per_call = int_option("RECALL_FILE_TOKENS", pm_path_index.FILE_BUDGET, pm_recall.MIN_BUDGET)
+    budgets = (per_call, recall_budgets()[1])
+    recall = pm_recall_hook.Recall("", payload.get("hook_event_name"), payload, budgets)
+
+    def render(recall: "pm_recall_hook.Recall") -> object:
+        return render_and_store(data, size, options, slot, content, root, recall)
+
+    return pm_file_hook.file_context(
+        payload, root, path, folder, slot, key, budgets, recall, render
+    )
 
 
 def session_block(

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from pm_parse import Epic
+    from pm_path_index import PathTable
     from pm_recall import Index
 
 # The events recall takes part in: a session's start records what its block showed; a prompt
@@ -38,6 +39,7 @@ class Recall:
         self.slot = ""
         self.key = ""
         self.archives: list[tuple[str, bytes]] = []
+        self.table: PathTable | None = None  # recall at the file's, built with the index
 
     def look_up(self, path: str, root: str, block_slot: str, block_key: str) -> None:
         """Read the archive and the cached index (self.index stays None on a miss; block_key ""
@@ -74,13 +76,16 @@ class Recall:
         """The cache miss: the index of the block's epics (read from data) and the archive's,
         cached; `states` marks the paths entries name, as the block does (pm_evidence)."""
         from pm_load import decode
+        from pm_path_index import table_of
         from pm_recall_index import index_files
 
         lines = decode(data).split("\n") if data is not None and epics else []
         self.index = index_files(epics, lines, self.archives, block, count, states or {})
         self.shown = {entry[0] for entry in self.index["entries"] if entry[5]}
+        self.table = table_of(epics, lines, self.archives, self.index, count)
         if self.slot:
             pm_recall_store.store_index(self.slot, self.key, self.index, self.shown)
+            pm_recall_store.store_table(self.slot, self.key, self.table)
 
     def add_to(self, sent: str) -> str:
         """What this hook call sends: `sent` (the permanent-memory block or ""), then on a
@@ -95,10 +100,13 @@ class Recall:
         before = (tokens, set(received))
         if self.event == "SessionStart" and self.payload.get("source") != "resume":
             tokens, received = 0, set()  # a new context: nothing of an earlier one is in it
+            pm_recall_store.note_prompt(self.record, None)
         if sent or self.event == "SessionStart":
             received.update(shown)
         extra = ""
         prompt = self.payload.get("prompt")
+        if self.event == "UserPromptSubmit" and isinstance(prompt, str):
+            pm_recall_store.note_prompt(self.record, prompt)  # what recall at the file reads
         if self.event == "UserPromptSubmit" and isinstance(prompt, str) and index is not None:
             left = self.session_budget - tokens
             extra, keys, used = pm_recall.recall(index, prompt, received, self.prompt_budget, left)

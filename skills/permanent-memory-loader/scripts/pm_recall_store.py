@@ -15,11 +15,17 @@ import pm_file
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pm_path_index import PathTable
     from pm_recall import Index
 
 INDEX_FORMAT = "pm-recall-1"
 INDEX_VERSION = 4  # pm_recall.INDEX_FORMAT (not imported: a cache miss checks it)
 SESSION_FORMAT = "pm-recall-session-1"
+TABLE_FORMAT = "pm-path-table-1"
+TABLE_VERSION = 1  # pm_path_index.TABLE_FORMAT (not imported: a cache miss checks it)
+# The prompts a session's file tool calls are matched against: its last few, this much of each.
+PROMPTS_KEPT = 3
+PROMPT_CHARS = 600
 ARCHIVE_DIR = "archive"
 # The archive read for recall: at most this many files (newest names first), each of at most
 # pm_file.CERTAIN_SKIP_BYTES, all together at most this many bytes; the rest is left out.
@@ -96,6 +102,35 @@ def read_index(slot: str, key: str) -> "Index | None":
         return None
     found: Index = index  # type: ignore[assignment]  # written by store_index, checked above
     return found
+
+
+def table_slot(slot: str) -> str:
+    """Beside the index: recall at the file's path table (pm_path_index), same key."""
+    return slot.rsplit(".", 1)[0] + ".paths"
+
+
+def read_table(slot: str, key: str) -> "PathTable | None":
+    """The path table stored under key beside the index `slot`, or None."""
+    entry = read_small(table_slot(slot), MAX_INDEX_BYTES)
+    body = None if entry is None else hook_io.unsealed(entry, TABLE_FORMAT, key)
+    if body is None:
+        return None
+    try:
+        table = marshal.loads(body)
+    except (ValueError, EOFError, TypeError):
+        return None
+    if not isinstance(table, dict) or table.get("format") != TABLE_VERSION:
+        return None
+    return table
+
+
+def store_table(slot: str, key: str, table: "PathTable") -> None:
+    try:
+        os.makedirs(os.path.dirname(slot), mode=0o700, exist_ok=True)
+        sealed = hook_io.sealed(TABLE_FORMAT, key, marshal.dumps(table))
+        memory_io.atomic_write(table_slot(slot), sealed, durable=False)
+    except (OSError, memory_io.MemoryIOError):
+        pass  # as store_index: the block's entry says it, and the table is only built again
 
 
 def shown_slot(slot: str) -> str:
@@ -183,4 +218,36 @@ def write_received(record: str, tokens: int, keys: "set[str]") -> None:
         memory_io.atomic_write(record, text.encode("ascii"), durable=False)
     except (OSError, memory_io.MemoryIOError):
         # Not said: the session's block mark in the same folder says it (pm_cache.record_sent).
+        pass
+
+
+def prompts_file(record: str) -> str:
+    """Beside a session's record: its last prompts, which recall at the file reads."""
+    return record.rsplit(".", 1)[0] + ".prompts"
+
+
+def read_prompts(record: str) -> "list[str]":
+    """The session's last prompts, oldest first (at most PROMPTS_KEPT)."""
+    data = read_small(prompts_file(record), MAX_SESSION_BYTES)
+    text = "" if data is None else data.decode("utf-8", "replace")
+    return [prompt for prompt in text.split("\0") if prompt][-PROMPTS_KEPT:]
+
+
+def note_prompt(record: str, prompt: "str | None") -> None:
+    """Keep `prompt` (its first PROMPT_CHARS characters) among the session's last prompts; None
+    forgets them (a new context)."""
+    if prompt is None:
+        try:
+            os.unlink(prompts_file(record))
+        except OSError:
+            pass
+        return
+    kept = read_prompts(record)
+    if prompt:
+        kept = [*kept, prompt[:PROMPT_CHARS].replace("\0", " ")][-PROMPTS_KEPT:]
+    try:
+        os.makedirs(os.path.dirname(record), mode=0o700, exist_ok=True)
+        data = "\0".join(kept).encode("utf-8", "replace")
+        memory_io.atomic_write(prompts_file(record), data, durable=False)
+    except (OSError, memory_io.MemoryIOError):
         pass

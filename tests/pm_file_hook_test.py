@@ -1,0 +1,289 @@
+"""pm_file_hook and pm_path_index through the hook command (PreToolUse): a file an epic's Paths
+globs or an entry's named paths govern gets its entries once per session, within the per-call
+budget and the session's one record shared with prompt-time recall; an ungoverned file, a path
+outside the project and a link out of it get nothing; a subagent keeps its own record."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pm_evidence
+import pm_file_hook
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from support import LOADER, LOADER_STAMP, assert_no_traceback, clean_env, run
+
+MEMORY = """\
+## Epic: FEAT-005 — Stripe webhook ingestion
+**Completed:** 2025-07-08T11:05:00Z
+**Keywords:** webhooks, Stripe events
+**Paths:** billing/webhooks/**, billing/stripe_client.py
+
+### Gotchas discovered
+- Stripe sends duplicate events
+- retries go on for 3 days, so dedupe on the event id, not on the delivery
+
+### Patterns that worked
+- store the raw event first, process it from an outbox table
+- check the signature before parsing JSON
+
+## Epic: FEAT-009 — Multi-currency invoices
+**Completed:** 2025-11-20T09:40:00Z
+**Paths:** billing/money/
+
+### Architectural decisions
+- money as integer minor units (DEC-015)
+- exchange rate fixed when the invoice is finalised, in `billing/rates.py` (DEC-016)
+"""
+ARCHIVE = """\
+# Permanent memory archive
+
+## Epic: UI-001 — Components
+**Completed:** 2024-01-01T00:00:00Z
+**Paths:** **/*.tsx
+
+### Anti-patterns to avoid
+- typing components as React.FC; write plain functions with typed props
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "project"
+    (root / ".claude" / "memory" / "archive").mkdir(parents=True)
+    (root / ".claude" / "memory" / "permanent_memory.md").write_text(MEMORY)
+    (root / ".claude" / "memory" / "archive" / "2024-01-01.md").write_text(ARCHIVE)
+    (root / "billing" / "webhooks").mkdir(parents=True)
+    (root / "billing" / "webhooks" / "handler.py").write_text("")
+    (root / "billing" / "rates.py").write_text("")
+    return root
+
+
+def hook(
+    project: Path, tmp: Path, event: str, env: dict[str, str] | None = None, **extra: Any
+) -> str:
+    data = {"session_id": "s1", "hook_event_name": event, "cwd": str(project), **extra}
+    if event == "SessionStart":
+        data.setdefault("source", "startup")
+    stdin = json.dumps(data).encode()
+    result = run(
+        LOADER,
+        ["hook"],
+        env=clean_env(tmp, CLAUDE_PROJECT_DIR=str(project), **(env or {})),
+        stdin=stdin,
+    )
+    assert_no_traceback(result, event)
+    assert result.code == 0 and (result.err == "" or "estimate" in result.err), result.err
+    return result.out
+
+
+def tool(
+    project: Path, tmp: Path, name: str, env: dict[str, str] | None = None, **tool_input: Any
+) -> str:
+    extra = {k: tool_input.pop(k) for k in ("session_id", "agent_id") if k in tool_input}
+    return hook(project, tmp, "PreToolUse", env, tool_name=name, tool_input=tool_input, **extra)
+
+
+WEBHOOKS = (
+    f"{LOADER_STAMP}\nFor billing/webhooks/handler.py:\n"
+    "FEAT-005 gotchas: retries go on for 3 days, so dedupe on the event id, not on the delivery\n"
+    "FEAT-005 patterns: check the signature before parsing JSON\n"
+)
+
+
+def test_a_governed_file_gets_its_entries_once_before_the_edit(
+    project: Path, tmp_path: Path
+) -> None:
+    start = hook(project, tmp_path, "SessionStart")
+    # The block's lines were received at the start: the file's block leaves them out.
+    assert "  gotchas: Stripe sends duplicate events\n" in start
+    handler = str(project / "billing" / "webhooks" / "handler.py")
+    assert tool(project, tmp_path, "Read", file_path=handler) == WEBHOOKS
+    assert tool(project, tmp_path, "Edit", file_path=handler) == ""
+    assert tool(project, tmp_path, "Read", file_path=handler) == ""
+    # Another file of the same epic: the epic already had its block in this session.
+    client = str(project / "billing" / "stripe_client.py")
+    assert tool(project, tmp_path, "Write", file_path=client) == ""
+    # Another session gets it again; a cleared one starts afresh.
+    hook(project, tmp_path, "SessionStart", session_id="s2")
+    assert tool(project, tmp_path, "Read", file_path=handler, session_id="s2") == WEBHOOKS
+    hook(project, tmp_path, "SessionStart", source="clear")
+    assert tool(project, tmp_path, "Read", file_path=handler) == WEBHOOKS
+
+
+def test_prompt_recall_and_the_file_share_one_record(project: Path, tmp_path: Path) -> None:
+    hook(project, tmp_path, "SessionStart")
+    prompt = hook(
+        project,
+        tmp_path,
+        "UserPromptSubmit",
+        prompt="Stripe webhook events arrive twice: where do we dedupe?",
+    )
+    assert "FEAT-005 gotchas: retries go on for 3 days" in prompt
+    handler = str(project / "billing" / "webhooks" / "handler.py")
+    assert tool(project, tmp_path, "Read", file_path=handler) == ""
+
+
+@pytest.mark.parametrize(
+    ("name", "tool_input", "expected"),
+    [
+        # an entry names the file: no support needed, it comes first
+        ("Edit", {"file_path": "billing/rates.py"},
+         "For billing/rates.py:\nFEAT-009 decisions: exchange rate fixed when the invoice is "
+         "finalised, in `billing/rates.py` (DEC-016)\n"),
+        # a folder glob (`billing/money/`), its file's name supports the epic
+        ("Write", {"file_path": "billing/money/minor_units.py"},
+         "For billing/money/minor_units.py:\nFEAT-009 decisions: exchange rate fixed when the "
+         "invoice is finalised, in `billing/rates.py` (DEC-016)\n"),
+        # a glob at any depth, from the archive, that neither the file's name nor a prompt
+        # supports (test_support_from_the_prompts)
+        ("Read", {"file_path": "web/src/components/Button.tsx"}, ""),
+        # a search in a governed folder
+        ("Grep", {"pattern": "event_id", "path": "billing/webhooks"},
+         "For billing/webhooks:\nFEAT-005 gotchas: retries go on for 3 days, so dedupe on the "
+         "event id, not on the delivery\nFEAT-005 patterns: check the signature before parsing "
+         "JSON\n"),
+        # Codex: a shell command that reads the file, and a patch
+        ("Bash", {"command": "sed -n '1,80p' billing/webhooks/handler.py"}, "WEBHOOKS"),
+        ("Bash", {"command": "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: "
+                  "billing/webhooks/handler.py\n@@\n-a\n+b\n*** End Patch\nEOF\n"},
+         "WEBHOOKS"),
+        # nothing governs these
+        ("Read", {"file_path": "billing/invoices.py"}, ""),
+        ("Read", {"file_path": "README.md"}, ""),
+        ("Grep", {"pattern": "x"}, ""),
+        ("Bash", {"command": "ls -la"}, ""),
+        ("Read", {"file_path": "../outside/billing/webhooks/handler.py"}, ""),
+        ("Read", {"file_path": "/etc/passwd"}, ""),
+        ("Read", {}, ""),
+        ("Read", {"file_path": 7}, ""),
+    ],
+)  # fmt: skip
+def test_what_each_tool_touches(
+    project: Path, tmp_path: Path, name: str, tool_input: dict[str, Any], expected: str
+) -> None:
+    hook(project, tmp_path, "SessionStart")
+    tool_input = {
+        k: str(project / v) if k == "file_path" and isinstance(v, str) and k != "path" else v
+        for k, v in tool_input.items()
+    }
+    out = tool(project, tmp_path, name, **tool_input)
+    if expected == "WEBHOOKS":
+        assert out == WEBHOOKS
+    else:
+        assert out == (f"{LOADER_STAMP}\n{expected}" if expected else "")
+
+
+def test_support_from_the_prompts(project: Path, tmp_path: Path) -> None:
+    hook(project, tmp_path, "SessionStart")
+    button = str(project / "web/src/components/Button.tsx")
+    assert tool(project, tmp_path, "Read", file_path=button) == ""
+    prompt = "React props for the Button component"
+    assert hook(project, tmp_path, "UserPromptSubmit", prompt=prompt) == ""  # below its threshold
+    assert tool(project, tmp_path, "Read", file_path=button) == (
+        f"{LOADER_STAMP}\nFor web/src/components/Button.tsx:\nUI-001 anti-patterns: typing "
+        "components as React.FC; write plain functions with typed props\n"
+    )
+
+
+def test_links_are_read_and_never_followed_out(project: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere"
+    (outside / "webhooks").mkdir(parents=True)
+    (outside / "webhooks" / "handler.py").write_text("")
+    (project / "vendor").symlink_to(outside)
+    (project / "hooks_link").symlink_to(project / "billing" / "webhooks")
+    hook(project, tmp_path, "SessionStart")
+    assert (
+        tool(project, tmp_path, "Read", file_path=str(project / "vendor/webhooks/handler.py")) == ""
+    )
+    inside = tool(project, tmp_path, "Read", file_path=str(project / "hooks_link" / "handler.py"))
+    assert inside == WEBHOOKS
+
+
+def test_a_subagent_keeps_its_own_record(project: Path, tmp_path: Path) -> None:
+    hook(project, tmp_path, "SessionStart")
+    handler = str(project / "billing" / "webhooks" / "handler.py")
+    assert tool(project, tmp_path, "Read", file_path=handler) == WEBHOOKS
+    assert tool(project, tmp_path, "Read", file_path=handler, agent_id="a1") == WEBHOOKS
+    assert tool(project, tmp_path, "Read", file_path=handler, agent_id="a1") == ""
+    assert tool(project, tmp_path, "Read", file_path=handler, agent_id="a2") == WEBHOOKS
+
+
+@pytest.mark.parametrize(("per_call", "expected"), [("0", 0), ("25", 0), ("40", 1), ("80", 2)])
+def test_the_per_call_budget_is_an_option(
+    project: Path, tmp_path: Path, per_call: str, expected: int
+) -> None:
+    env = {"CLAUDE_PLUGIN_OPTION_RECALL_FILE_TOKENS": per_call}
+    hook(project, tmp_path, "SessionStart", env)
+    out = tool(
+        project, tmp_path, "Read", env, file_path=str(project / "billing/webhooks/handler.py")
+    )
+    assert out.count("\nFEAT-005 ") == expected
+
+
+def test_the_session_budget_is_shared(project: Path, tmp_path: Path) -> None:
+    env = {"CLAUDE_PLUGIN_OPTION_RECALL_SESSION_TOKENS": "50"}
+    hook(project, tmp_path, "SessionStart", env)
+    out = tool(
+        project, tmp_path, "Read", env, file_path=str(project / "billing/webhooks/handler.py")
+    )
+    assert out.count("\nFEAT-005 ") == 1
+    assert tool(project, tmp_path, "Read", env, file_path=str(project / "billing/rates.py")) == ""
+
+
+def test_a_file_named_outside_stays_unread(project: Path, tmp_path: Path) -> None:
+    hook(project, tmp_path, "SessionStart")
+    assert tool(project, tmp_path, "Read", file_path=str(tmp_path / "project-other" / "x.py")) == ""
+
+
+# --- no path outside the project is ever looked at ----------------------------------------
+
+
+SEGMENTS = st.sampled_from(["billing", "webhooks", "..", ".", "", "link", "out", "a.py", "x"])
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    parts=st.lists(SEGMENTS, min_size=1, max_size=6),
+    absolute=st.booleans(),
+    cwd_inside=st.booleans(),
+)
+def test_no_path_outside_the_project_is_stated(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    parts: list[str],
+    absolute: bool,
+    cwd_inside: bool,
+) -> None:
+    root = tmp_path / "root"
+    if not root.exists():
+        (root / "billing" / "webhooks").mkdir(parents=True)
+        (tmp_path / "out").mkdir()
+        (root / "link").symlink_to(tmp_path / "out")
+        (root / "billing" / "up").symlink_to("../../out")
+    looked: list[str] = []
+    for name in ("lstat", "stat", "readlink"):
+        real = getattr(os, name)
+
+        def spy(path: Any, *args: Any, _real: Any = real, **kwargs: Any) -> Any:
+            looked.append(os.fspath(path))
+            return _real(path, *args, **kwargs)
+
+        monkeypatch.setattr(os, name, spy)
+    path = "/".join(parts)
+    if absolute:
+        path = str(root) + "/" + path
+    cwd = str(root / "billing") if cwd_inside else str(tmp_path)
+    relative = pm_file_hook.project_relative(str(root), cwd, path)
+    monkeypatch.undo()
+    inside = str(root) + os.sep
+    assert all(p.startswith(inside) for p in looked), looked
+    if relative is not None:
+        assert ".." not in relative.split("/") and not relative.startswith("/")
+        assert pm_evidence.resolved_path(str(root), relative) == relative
