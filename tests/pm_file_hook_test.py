@@ -58,7 +58,7 @@ def project(tmp_path: Path) -> Path:
     (root / ".claude" / "memory" / "permanent_memory.md").write_text(MEMORY)
     (root / ".claude" / "memory" / "archive" / "2024-01-01.md").write_text(ARCHIVE)
     (root / "billing" / "webhooks").mkdir(parents=True)
-    (root / "billing" / "webhooks" / "handler.py").write_text("")
+    (root / "billing" / "webhooks" / "stripe_events.py").write_text("")
     (root / "billing" / "rates.py").write_text("")
     return root
 
@@ -89,7 +89,7 @@ def tool(
 
 
 WEBHOOKS = (
-    f"{LOADER_STAMP}\nFor billing/webhooks/handler.py:\n"
+    f"{LOADER_STAMP}\nFor billing/webhooks/stripe_events.py:\n"
     "FEAT-005 gotchas: retries go on for 3 days, so dedupe on the event id, not on the delivery\n"
     "FEAT-005 patterns: check the signature before parsing JSON\n"
 )
@@ -101,7 +101,7 @@ def test_a_governed_file_gets_its_entries_once_before_the_edit(
     start = hook(project, tmp_path, "SessionStart")
     # The block's lines were received at the start: the file's block leaves them out.
     assert "  gotchas: Stripe sends duplicate events\n" in start
-    handler = str(project / "billing" / "webhooks" / "handler.py")
+    handler = str(project / "billing" / "webhooks" / "stripe_events.py")
     assert tool(project, tmp_path, "Read", file_path=handler) == WEBHOOKS
     assert tool(project, tmp_path, "Edit", file_path=handler) == ""
     assert tool(project, tmp_path, "Read", file_path=handler) == ""
@@ -124,7 +124,7 @@ def test_prompt_recall_and_the_file_share_one_record(project: Path, tmp_path: Pa
         prompt="Stripe webhook events arrive twice: where do we dedupe?",
     )
     assert "FEAT-005 gotchas: retries go on for 3 days" in prompt
-    handler = str(project / "billing" / "webhooks" / "handler.py")
+    handler = str(project / "billing" / "webhooks" / "stripe_events.py")
     assert tool(project, tmp_path, "Read", file_path=handler) == ""
 
 
@@ -136,21 +136,19 @@ def test_prompt_recall_and_the_file_share_one_record(project: Path, tmp_path: Pa
          "For billing/rates.py:\nFEAT-009 decisions: exchange rate fixed when the invoice is "
          "finalised, in `billing/rates.py` (DEC-016)\n"),
         # a folder glob (`billing/money/`), its file's name supports the epic
-        ("Write", {"file_path": "billing/money/minor_units.py"},
-         "For billing/money/minor_units.py:\nFEAT-009 decisions: exchange rate fixed when the "
+        ("Write", {"file_path": "billing/money/exchange_rate.py"},
+         "For billing/money/exchange_rate.py:\nFEAT-009 decisions: exchange rate fixed when the "
          "invoice is finalised, in `billing/rates.py` (DEC-016)\n"),
         # a glob at any depth, from the archive, that neither the file's name nor a prompt
         # supports (test_support_from_the_prompts)
         ("Read", {"file_path": "web/src/components/Button.tsx"}, ""),
-        # a search in a governed folder
-        ("Grep", {"pattern": "event_id", "path": "billing/webhooks"},
-         "For billing/webhooks:\nFEAT-005 gotchas: retries go on for 3 days, so dedupe on the "
-         "event id, not on the delivery\nFEAT-005 patterns: check the signature before parsing "
-         "JSON\n"),
+        # a search in a governed folder: the folder's name alone does not support the epic
+        ("Grep", {"pattern": "event_id", "path": "billing/webhooks"}, ""),
+        ("Grep", {"pattern": "event_id", "path": "billing/webhooks/stripe_events.py"}, "WEBHOOKS"),
         # Codex: a shell command that reads the file, and a patch
-        ("Bash", {"command": "sed -n '1,80p' billing/webhooks/handler.py"}, "WEBHOOKS"),
+        ("Bash", {"command": "sed -n '1,80p' billing/webhooks/stripe_events.py"}, "WEBHOOKS"),
         ("Bash", {"command": "apply_patch <<'EOF'\n*** Begin Patch\n*** Update File: "
-                  "billing/webhooks/handler.py\n@@\n-a\n+b\n*** End Patch\nEOF\n"},
+                  "billing/webhooks/stripe_events.py\n@@\n-a\n+b\n*** End Patch\nEOF\n"},
          "WEBHOOKS"),
         # nothing governs these
         ("Read", {"file_path": "billing/invoices.py"}, ""),
@@ -180,33 +178,35 @@ def test_what_each_tool_touches(
 
 def test_support_from_the_prompts(project: Path, tmp_path: Path) -> None:
     hook(project, tmp_path, "SessionStart")
-    button = str(project / "web/src/components/Button.tsx")
-    assert tool(project, tmp_path, "Read", file_path=button) == ""
-    prompt = "React props for the Button component"
-    assert hook(project, tmp_path, "UserPromptSubmit", prompt=prompt) == ""  # below its threshold
-    assert tool(project, tmp_path, "Read", file_path=button) == (
-        f"{LOADER_STAMP}\nFor web/src/components/Button.tsx:\nUI-001 anti-patterns: typing "
-        "components as React.FC; write plain functions with typed props\n"
+    handler = str(project / "billing/webhooks/handler.py")
+    assert tool(project, tmp_path, "Read", file_path=handler) == ""  # its name alone: too little
+    prompt = "handle duplicate Stripe deliveries"
+    assert hook(project, tmp_path, "UserPromptSubmit", prompt=prompt) == ""  # too little alone
+    assert tool(project, tmp_path, "Read", file_path=handler) == WEBHOOKS.replace(
+        "stripe_events.py", "handler.py"
     )
 
 
 def test_links_are_read_and_never_followed_out(project: Path, tmp_path: Path) -> None:
     outside = tmp_path / "elsewhere"
     (outside / "webhooks").mkdir(parents=True)
-    (outside / "webhooks" / "handler.py").write_text("")
+    (outside / "webhooks" / "stripe_events.py").write_text("")
     (project / "vendor").symlink_to(outside)
     (project / "hooks_link").symlink_to(project / "billing" / "webhooks")
     hook(project, tmp_path, "SessionStart")
     assert (
-        tool(project, tmp_path, "Read", file_path=str(project / "vendor/webhooks/handler.py")) == ""
+        tool(project, tmp_path, "Read", file_path=str(project / "vendor/webhooks/stripe_events.py"))
+        == ""
     )
-    inside = tool(project, tmp_path, "Read", file_path=str(project / "hooks_link" / "handler.py"))
+    inside = tool(
+        project, tmp_path, "Read", file_path=str(project / "hooks_link" / "stripe_events.py")
+    )
     assert inside == WEBHOOKS
 
 
 def test_a_subagent_keeps_its_own_record(project: Path, tmp_path: Path) -> None:
     hook(project, tmp_path, "SessionStart")
-    handler = str(project / "billing" / "webhooks" / "handler.py")
+    handler = str(project / "billing" / "webhooks" / "stripe_events.py")
     assert tool(project, tmp_path, "Read", file_path=handler) == WEBHOOKS
     assert tool(project, tmp_path, "Read", file_path=handler, agent_id="a1") == WEBHOOKS
     assert tool(project, tmp_path, "Read", file_path=handler, agent_id="a1") == ""
@@ -220,7 +220,7 @@ def test_the_per_call_budget_is_an_option(
     env = {"CLAUDE_PLUGIN_OPTION_RECALL_FILE_TOKENS": per_call}
     hook(project, tmp_path, "SessionStart", env)
     out = tool(
-        project, tmp_path, "Read", env, file_path=str(project / "billing/webhooks/handler.py")
+        project, tmp_path, "Read", env, file_path=str(project / "billing/webhooks/stripe_events.py")
     )
     assert out.count("\nFEAT-005 ") == expected
 
@@ -229,7 +229,7 @@ def test_the_session_budget_is_shared(project: Path, tmp_path: Path) -> None:
     env = {"CLAUDE_PLUGIN_OPTION_RECALL_SESSION_TOKENS": "50"}
     hook(project, tmp_path, "SessionStart", env)
     out = tool(
-        project, tmp_path, "Read", env, file_path=str(project / "billing/webhooks/handler.py")
+        project, tmp_path, "Read", env, file_path=str(project / "billing/webhooks/stripe_events.py")
     )
     assert out.count("\nFEAT-005 ") == 1
     assert tool(project, tmp_path, "Read", env, file_path=str(project / "billing/rates.py")) == ""

@@ -167,24 +167,43 @@ def send(
         received = {entry[0] for entry in index["entries"] if entry[5]}
     prompts = pm_recall_store.read_prompts(main) if main else []
     before = (tokens, set(received))
-    call_left = call_budget
+    text, used = file_blocks(
+        table, index, found, prompts, received, call_budget, session_budget - tokens
+    )
+    tokens += used
+    if record and (tokens, received) != before:
+        pm_recall_store.write_received(record, tokens, received)
+    return text
+
+
+def file_blocks(
+    table: "pm_path_index.PathTable",
+    index: "Any",
+    found: "list[tuple[str, list[int], dict[int, list[str]]]]",
+    prompts: "list[str]",
+    received: "set[str]",
+    call_budget: int,
+    session_left: int,
+    threshold: float = pm_path_index.FILE_THRESHOLD,
+) -> "tuple[str, int]":
+    """Pure: the blocks of one call's governed files (`found`: each path, the entries naming it
+    and its governing epics, pm_path_index.governing) for a context that `received` these
+    entries (updated in place) and has `session_left` tokens of its budget; their tokens.
+    `threshold`: the support a governing epic needs (the evaluation tries others)."""
     blocks = []
+    spent = 0
     for relative, named, epics in found:
         served = pm_path_index.file_key(relative)
         if served in received:
             continue  # this context already had this file's block
         support = pm_path_index.support_text(relative, prompts)
-        threshold = pm_path_index.FILE_THRESHOLD
         order, _best = pm_path_index.candidates(
             table, index, named, epics, support, threshold, received
         )
-        limit = min(call_left, session_budget - tokens)
+        limit = min(call_budget - spent, session_left - spent)
         text, keys, used = pm_path_index.fill(table, index, relative, order, received, limit)
         if text:
             blocks.append(text)
             received.update([*keys, served])
-            tokens += used
-            call_left -= used
-    if record and (tokens, received) != before:
-        pm_recall_store.write_received(record, tokens, received)
-    return "".join(blocks)
+            spent += used
+    return "".join(blocks), spent
