@@ -73,12 +73,17 @@ class Material(NamedTuple):
     changes: tuple[Change, ...]
 
 
-def materials(counter: Callable[[str], int]) -> tuple[list[Material], list[str]]:
-    """Each complete folder of tests/projects (recall_eval's rule), with its index and path
-    table as the hook builds them; and why each other folder is left out."""
+def materials(
+    counter: Callable[[str], int], only: Sequence[str] | None = None
+) -> tuple[list[Material], list[str]]:
+    """Each complete folder of tests/projects (recall_eval's rule; with `only`, those named),
+    with its index and path table as the hook builds them; and why each other folder is left
+    out."""
     projects, skipped = folder_projects()
     found = []
     for project in projects:
+        if only is not None and project.name not in only:
+            continue
         rows = json.loads((project.memory.parent / "changes.json").read_text(encoding="utf-8"))
         changes = tuple(
             Change(r["id"], r["request"], tuple(r["files"]), frozenset(r["relevant"]), r["split"])
@@ -204,11 +209,16 @@ def choose_threshold(by_level: dict[float, list[Outcome]]) -> float:
     )[1]
 
 
-def evaluation(counter: Callable[[str], int], heldout: bool = False) -> dict[str, Any]:
+def evaluation(
+    counter: Callable[[str], int],
+    heldout: bool = False,
+    only: Sequence[str] | None = None,
+    lopo: bool = True,
+) -> dict[str, Any]:
     """Per project and pooled, per channel: the tune changes at the frozen threshold (or the
-    held-out ones), and leave-one-project-out with the threshold chosen on the other projects'
-    tune changes; the threshold the pooled tune changes choose, beside the frozen one."""
-    found, skipped = materials(counter)
+    held-out ones), and (with `lopo`) leave-one-project-out with the threshold chosen on the
+    other projects' tune changes, and the threshold the pooled tune changes choose."""
+    found, skipped = materials(counter, only)
     frozen = pm_path_index.FILE_THRESHOLD
     split = "heldout" if heldout else "tune"
     at_frozen = played(found, split, frozen)
@@ -218,6 +228,9 @@ def evaluation(counter: Callable[[str], int], heldout: bool = False) -> dict[str
         report["projects"][name] = {c: figures(outcomes, c) for c in CHANNELS}
     pooled = [o for outcomes in at_frozen.values() for o in outcomes]
     report["pooled"] = {c: figures(pooled, c) for c in CHANNELS}
+    report["chosen_on_tune"], report["lopo_pooled"] = None, {}
+    if not lopo:
+        return report
     tune = {level: played(found, "tune", level) for level in THRESHOLDS}
     report["chosen_on_tune"] = choose_threshold(
         {level: [o for os in by.values() for o in os] for level, by in tune.items()}
@@ -242,7 +255,7 @@ def rate(value: float | None) -> str:
 
 def table(report: dict[str, Any]) -> list[str]:
     lines = [f"recall at the file, {report['split']} changes, threshold {report['threshold']:g}"
-             f" (the tune changes choose {report['chosen_on_tune']:g})",
+             f" (the tune changes choose {report['chosen_on_tune']})",
              f"{'project':<22}{'channel':<8}{'recall':>16}{'false inj.':>16}{'tokens':>8}"
              f"{'max':>5}"]  # fmt: skip
     rows = [*report["projects"].items(), ("pooled", report["pooled"])]
