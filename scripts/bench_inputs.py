@@ -306,6 +306,52 @@ def build_recall_project(out: Path, *, demo_text: str, epics: int) -> None:
     (memory / "permanent_memory.md").write_text(preamble + kept)
 
 
+# The file tools' hook rows: the recall project's epics with two Paths globs each (400 for 200
+# epics), the middle one also naming a file in an entry; a file nothing governs and that one.
+FILE_SILENT_PATH = "docs/guide/getting-started.md"
+
+
+def file_match_path(epics: int) -> str:
+    """The file an entry of the middle epic (archived, with 200) names."""
+    return f"svc{epics // 2:05d}/handlers/webhook.py"
+
+
+def build_file_project(out: Path, *, demo_text: str, epics: int) -> None:
+    """build_recall_project's memory, each epic given `**Paths:** svcN/handlers/**,
+    svcN/models/*.py` after its Completed line, and the middle one an entry naming
+    file_match_path(epics)."""
+    build_recall_project(out, demo_text=demo_text, epics=epics)
+    memory = out / ".claude" / "memory"
+    for path in [memory / "permanent_memory.md", *sorted((memory / "archive").glob("*.md"))]:
+        text = path.read_text()
+
+        def paths(match: re.Match[str]) -> str:
+            n = int(match.group(2))
+            line = f"**Paths:** svc{n:05d}/handlers/**, svc{n:05d}/models/*.py\n"
+            return match.group(1) + line
+
+        text = re.sub(r"(## Epic: FEAT-(\d+)[^\n]*\n(?:[^\n]*\n)*?\*\*Completed:\*\*[^\n]*\n)",
+                      paths, text)  # fmt: skip
+        head = f"## Epic: FEAT-{epics // 2:05d}"
+        if head in text:
+            at = text.index("\n- ", text.index(head)) + 1
+            named = file_match_path(epics)
+            entry = f"- `{named}` dedupes on the event id before anything else\n"
+            text = text[:at] + entry + text[at:]
+        path.write_text(text)
+
+
+def file_input(cwd: Path, path: str, session: bool = True) -> str:
+    """A PreToolUse hook input: Read of `path` in the project at cwd (with no session, every
+    run is a session's first call on it: the whole choice is made and sent each time)."""
+    payload = json.loads(hook_input("PreToolUse", cwd))
+    payload.pop("prompt")
+    if not session:
+        payload.pop("session_id")
+    payload.update(tool_name="Read", tool_input={"file_path": str(cwd / path)})
+    return json.dumps(payload)
+
+
 class Fixture(NamedTuple):
     """An input a group's rows are built from: its name, how the report says it, its path."""
 
@@ -403,6 +449,12 @@ class Bench:
         n = self.sizes.recall_epics
         build = functools.partial(build_recall_project, demo_text=demo, epics=n)
         return fixture_dir(self.fixtures, "recall", f"{FIXTURE_VERSION}|{n}|{demo}", build)
+
+    def file_project(self) -> Path:
+        demo = (DEMO / ".claude" / "memory" / "permanent_memory.md").read_text()
+        n = self.sizes.recall_epics
+        build = functools.partial(build_file_project, demo_text=demo, epics=n)
+        return fixture_dir(self.fixtures, "file", f"{FIXTURE_VERSION}|{n}|{demo}", build)
 
     def snapshot_dirs(self) -> list[Fixture]:
         snapshot = sorted((DEMO / "memory").glob(f"*-{PROJECT}.md"))[-1].read_text()

@@ -34,6 +34,9 @@ from bench_inputs import (
     hook_input,
     log,
 )
+from file_eval import TARGETS as FILE_TARGETS
+from file_eval import evaluation as file_evaluation
+from file_eval import table as file_table
 from recall_eval import TARGETS as RECALL_TARGETS
 from recall_eval import evaluation as recall_evaluation
 from recall_eval import table as recall_table
@@ -274,6 +277,30 @@ def recall_targets(recall: dict[str, Any]) -> list[dict[str, Any]]:
     return found
 
 
+def file_targets(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """Recall at the file's held-out figures, both channels, pooled, as targets (recall as its
+    misses); leave-one-project-out's as well when it was run."""
+    found = []
+    for title, part in (("held out", "pooled"), ("held out, leave-one-project-out", "lopo_pooled")):
+        figures = report.get(part, {}).get("both")
+        if not figures:
+            continue
+        least, most = FILE_TARGETS["recall"], FILE_TARGETS["false_injection"]
+        missed = None if figures["recall"] is None else 1 - figures["recall"]
+        found += [
+            target(f"recall at the file, {title}: recall ≥ {least}",
+                   "1 - recall (the share missed), both channels", missed, 1 - least, None, "",
+                   ""),
+            target(f"recall at the file, {title}: false injections ≤ {most}",
+                   "false injections, both channels", figures["false_injection"], most, None,
+                   "", ""),
+            target(f"recall at the file, {title}: tokens a session ≤ {FILE_TARGETS['tokens']:g}",
+                   "mean tokens added to a session", figures["tokens_mean"],
+                   FILE_TARGETS["tokens"], None, "", ""),
+        ]  # fmt: skip
+    return found
+
+
 def recall_text(recall: dict[str, Any]) -> list[str]:
     return ["", *recall_table(recall)]
 
@@ -428,6 +455,8 @@ def render_text(report: dict[str, Any]) -> str:
         lines += recall_text(report["recall_plain"])
     if report.get("recall"):
         lines += recall_text(report["recall"])
+    if report.get("file"):
+        lines += ["", *file_table(report["file"])]
     notes = report["notes"] + [f"{r['label']}: {r['note']}" for r in rows.values() if r["note"]]
     notes += [f"{r['label']} wrote to stderr: {r['stderr_sample']}"
               for r in rows.values() if r["stderr_sample"] and not r["error"]]  # fmt: skip
@@ -498,5 +527,8 @@ def measure_all(
             log(f"profiling {subject.key}")
             profiles[subject.key] = profile(spawner, subject)
     targets += recall_targets(plain) + recall_targets(recall)
+    # Leave-one-project-out plays every tune change at every level: only in a full run.
+    file = file_evaluation(b.counter.count, True, lopo=not args.smoke) if "file" in only else {}
+    targets += file_targets(file) if file else []
     return {"targets": targets, "tokens": tokens, "profiles": profiles, "recall": recall,
-            "recall_plain": plain}  # fmt: skip
+            "recall_plain": plain, "file": file}  # fmt: skip

@@ -66,6 +66,8 @@ PRODUCT_COMMANDS = [
     "evidence_miss",
     "recall_hook_many",
     "recall_demo_silent",
+    "file_silent",
+    "file_match",
 ]
 FLOORS = ["f0", "listdir:10", "listdir:200", "yaml_floor", "git_floor"]
 
@@ -126,6 +128,12 @@ def test_targets_are_listed_with_their_limits(smoke_report: dict[str, Any]) -> N
     assert targets["evidence_miss"]["limit"] == 1.0  # work beyond the floor, in EVIDENCE_MISS_MS
     assert targets["recall_hook_many"]["limit"] == 1.3
     assert targets["recall_demo_silent"]["limit"] == 1.15
+    assert targets["file_silent"]["limit"] == 1.15
+    assert targets["file_match"]["limit"] == 1.3
+    held = "recall at the file, held out"
+    assert targets[f"{held}: recall ≥ 0.85"]["limit"] == pytest.approx(0.15)
+    assert targets[f"{held}: false injections ≤ 0.25"]["limit"] == 0.25
+    assert targets[f"{held}: tokens a session ≤ 250"]["limit"] == 250
     plain, keywords = "leave-one-project-out, without", "leave-one-project-out, with"
     assert targets[f"{plain} Keywords lines: recall ≥ 0.5"]["limit"] == pytest.approx(0.5)
     assert targets[f"{plain} Keywords lines: false injections ≤ 0.1"]["limit"] == 0.1
@@ -436,6 +444,8 @@ def test_plan_lists_every_row_with_its_floor_and_targets(tmp_path: Path) -> None
         "capture_huge": ("save", "yaml_floor", None, 500.0, None, ""),
         "recall_hook_many": ("recall", "f0", 1.3, None, None, ""),
         "recall_demo_silent": ("recall", "f0", 1.15, None, None, ""),
+        "file_silent": ("file", "f0", 1.15, None, None, ""),
+        "file_match": ("file", "f0", 1.3, None, None, ""),
     }
     assert [r.key for r in rows] == list(table)  # the report's order
     by_key = {r.key: r for r in rows}

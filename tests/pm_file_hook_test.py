@@ -287,3 +287,31 @@ def test_no_path_outside_the_project_is_stated(
     if relative is not None:
         assert ".." not in relative.split("/") and not relative.startswith("/")
         assert pm_evidence.resolved_path(str(root), relative) == relative
+
+
+# --- inspect --path ----------------------------------------------------------------------------
+
+INSPECT_CASE = Path(__file__).resolve().parent / "cases" / "inspect-path"
+INSPECT_GOLDEN = [
+    (["--path", "billing/webhooks/stripe_events.py"], "inspect-governed.txt"),
+    (["--path", "billing/webhooks/handler.py"], "inspect-unsupported.txt"),
+    (["--path", "billing/webhooks/handler.py", "--prompt", "handle duplicate Stripe deliveries"],
+     "inspect-prompt.txt"),
+    (["--path", "billing/rates.py"], "inspect-named.txt"),
+    (["--path", "README.md"], "inspect-none.txt"),
+    (["--path", "../outside.py"], "inspect-outside.txt"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("args", "expected"), INSPECT_GOLDEN, ids=[n for _, n in INSPECT_GOLDEN])
+def test_inspect_path_says_what_matched_and_why(
+    isolated_env: Path, loader: Any, args: list[str], expected: str
+) -> None:
+    now = ["--now", "2026-12-01T00:00:00Z"]
+    result = loader(["inspect", *args, "--project-dir", str(INSPECT_CASE), *now])
+    assert (result.code, result.err) == (0, "")
+    assert result.out == (INSPECT_CASE / expected).read_text(encoding="utf-8")
+    # What inspect says is added is what the hook adds to a session's first such call.
+    if "added (" in result.out and "--prompt" not in args:
+        block = result.out.split(" tokens):\n", 1)[1]
+        assert block.startswith(LOADER_STAMP + "\nFor " + args[1] + ":\n")

@@ -5,7 +5,8 @@
 # read, never followed out, as pm_evidence does), looked up in the path table cached beside the
 # recall index (pm_path_index), and for a governed file the block of its chosen entries, within
 # the per-call budget and the session's one budget and record shared with prompt-time recall.
-# A call whose paths nothing governs reads the memory file's key, the table, and stops.
+# A call whose paths nothing governs reads the memory file's key, the table (its key takes
+# the archive files' stamps, not their content), and stops.
 # No `from __future__ import annotations`: it is an import too; annotations here are strings.
 import os
 
@@ -124,14 +125,15 @@ def file_context(
     if not targets:
         return ""
     targets = targets[:MAX_TARGETS]
-    recall.archives = pm_recall_store.archive_files(memory_path, root)
+    recall.stamp = pm_recall_store.archive_stamp(memory_path, root)
     recall.key_by(block_key)
     recall.slot = pm_recall_store.index_slot(block_slot) if block_slot else ""
     table = None
     if recall.slot and block_key:
-        table = pm_recall_store.read_table(recall.slot, recall.key)
-    if table is None:
-        render(recall)  # the cache miss: the block, the index and the table, cached
+        table = pm_recall_store.read_table(recall.slot, recall.table_key)
+    if table is None:  # the cache miss: the block, the index and the table, cached
+        recall.archives = pm_recall_store.archive_files(memory_path, root)
+        render(recall)
         table = recall.table
     if table is None:
         return ""
@@ -143,7 +145,9 @@ def file_context(
     if not found:
         return ""  # most calls: nothing governs what they touch
     index = recall.index
-    if index is None:
+    if index is None:  # a hit: the index's key reads the archive (its content is the key)
+        recall.archives = pm_recall_store.archive_files(memory_path, root)
+        recall.key_by(block_key)
         index = pm_recall_store.read_index(recall.slot, recall.key)
     if index is None:
         return ""

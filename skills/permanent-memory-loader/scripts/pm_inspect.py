@@ -10,6 +10,7 @@ from collections.abc import Sequence
 import pm_cli
 from pm_block import add_block_options, load_summary
 from pm_cli import MEMORY_FILE, project_dir
+from pm_inspect_path import add_file_options, inspect_path
 from pm_report import inspect_text
 from pm_search import add_recall_options, inspect_prompt
 
@@ -30,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
         "score and why it was or was not added",
     )
     add_recall_options(parser)
+    add_file_options(parser)
     return parser
 
 
@@ -43,6 +45,8 @@ def bold(line: str) -> str:
 
 
 def inspect(args: argparse.Namespace) -> int:
+    if args.path is not None:
+        return inspect_path(args)
     if args.prompt is not None:
         return inspect_prompt(args)
     loaded = load_summary(args)

@@ -40,11 +40,16 @@ class Recall:
         self.key = ""
         self.archives: list[tuple[str, bytes]] = []
         self.table: PathTable | None = None  # recall at the file's, built with the index
+        # The archive's stamp (pm_recall_store.archive_stamp) and the table's key from it: a
+        # file tool's call finds the table without reading the archive.
+        self.stamp = ""
+        self.table_key = ""
 
     def look_up(self, path: str, root: str, block_slot: str, block_key: str) -> None:
         """Read the archive and the cached index (self.index stays None on a miss; block_key ""
         is one: the block's key is not known before the file is parsed)."""
         self.archives = pm_recall_store.archive_files(path, root)
+        self.stamp = pm_recall_store.archive_stamp(path, root)
         self.key_by(block_key)
         if block_slot:
             self.slot = pm_recall_store.index_slot(block_slot)
@@ -64,6 +69,7 @@ class Recall:
         self.key = pm_recall_store.index_key(
             block_key, pm_recall_store.archive_digest(self.archives)
         )
+        self.table_key = pm_recall_store.table_key(block_key, self.stamp)
 
     def build(
         self,
@@ -85,7 +91,7 @@ class Recall:
         self.table = table_of(epics, lines, self.archives, self.index, count)
         if self.slot:
             pm_recall_store.store_index(self.slot, self.key, self.index, self.shown)
-            pm_recall_store.store_table(self.slot, self.key, self.table)
+            pm_recall_store.store_table(self.slot, self.table_key, self.table)
 
     def add_to(self, sent: str) -> str:
         """What this hook call sends: `sent` (the permanent-memory block or ""), then on a

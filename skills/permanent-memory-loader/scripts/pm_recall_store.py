@@ -68,6 +68,32 @@ def archive_files(memory_path: str, root: "str | None") -> "list[tuple[str, byte
     return found
 
 
+def archive_stamp(memory_path: str, root: "str | None") -> str:
+    """What the path table's key takes from the archive without reading it: each `*.md` file's
+    name, size, modification time and inode (its link, not followed), newest name first; ""
+    when there is none or when the folder leads out of the project `root`."""
+    if memory_path == "-":
+        return ""
+    folder = os.path.join(os.path.dirname(memory_path), ARCHIVE_DIR)
+    try:
+        if root is not None:
+            memory_io.inside_project(root, folder)
+        names = sorted((n for n in os.listdir(folder) if n.endswith(".md")), reverse=True)
+    except (OSError, memory_io.OutsideProject):
+        return ""
+    stamps = []
+    for name in names[:MAX_ARCHIVE_FILES]:
+        stamp = hook_io.file_stamp(os.path.join(folder, name))
+        if stamp is not None and not memory_io.is_temp_name(name):
+            stamps.append(f"{name}:{stamp}")
+    return "|".join(stamps)
+
+
+def table_key(block_key: str, stamp: str) -> str:
+    """The path table's key: the block's and the archive's stamp (archive_stamp)."""
+    return hook_io.digest(f"{block_key}|{stamp}|{marshal.version}|{sys.version}".encode())
+
+
 def archive_digest(files: "list[tuple[str, bytes]]") -> str:
     """What the archive's content adds to the index's key."""
     parts = [name + "\0" + hook_io.digest(data) for name, data in files]
@@ -106,7 +132,7 @@ def read_index(slot: str, key: str) -> "Index | None":
 
 def table_slot(slot: str) -> str:
     """Beside the index: recall at the file's path table (pm_path_index), same key."""
-    return slot.rsplit(".", 1)[0] + ".paths"
+    return slot.rsplit(".", 1)[0] + ".table"
 
 
 def read_table(slot: str, key: str) -> "PathTable | None":
