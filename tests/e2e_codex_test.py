@@ -74,7 +74,15 @@ KEY_VAR = "PROJECT_MEMORY_E2E_KEY"
 # the GitHub API, then a ChatGPT export). Through the proxy these are refused; nothing else may
 # be tried.
 CATALOG_HOSTS = {"github.com:443", "api.github.com:443", "chatgpt.com:443"}
-HOOK_EVENTS = ["postCompact", "sessionStart", "userPromptSubmit", "subagentStart"]
+# In hooks.json order within each event, events in the order Codex lists them.
+HOOK_EVENTS = [
+    "preToolUse",
+    "preToolUse",
+    "postCompact",
+    "sessionStart",
+    "userPromptSubmit",
+    "subagentStart",
+]
 
 
 # --- the user ----------------------------------------------------------------------------------
