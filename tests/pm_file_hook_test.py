@@ -315,3 +315,106 @@ def test_inspect_path_says_what_matched_and_why(
     if "added (" in result.out and "--prompt" not in args:
         block = result.out.split(" tokens):\n", 1)[1]
         assert block.startswith(LOADER_STAMP + "\nFor " + args[1] + ":\n")
+
+
+# --- budgets and the one record, as properties --------------------------------------------------
+
+
+def built(counter: Any) -> tuple[Any, Any]:
+    import pm_parse
+    import pm_path_index
+    import pm_recall_index
+
+    epics = pm_parse.parse_permanent(MEMORY)
+    archives = [("archive/2024-01-01.md", ARCHIVE.encode())]
+    lines = MEMORY.split("\n")
+    index = pm_recall_index.index_files(epics, lines, archives, "", counter)
+    return index, pm_path_index.table_of(epics, lines, archives, index, counter)
+
+
+FILES = st.sampled_from(
+    [
+        "billing/webhooks/stripe_events.py",
+        "billing/webhooks/handler.py",
+        "billing/stripe_client.py",
+        "billing/money/exchange_rate.py",
+        "billing/rates.py",
+        "web/src/components/Button.tsx",
+        "README.md",
+    ]
+)
+PROMPTS = st.sampled_from(
+    ["", "handle duplicate Stripe deliveries", "React props for the Button component",
+     "money as minor units", "exchange rates"]
+)  # fmt: skip
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    calls=st.lists(st.tuples(FILES, PROMPTS), min_size=1, max_size=12),
+    call_budget=st.integers(0, 120),
+    session_budget=st.integers(0, 200),
+    threshold=st.sampled_from([0.0, 2.0, 5.0]),
+)
+def test_budgets_hold_and_no_entry_goes_out_twice(
+    calls: list[tuple[str, str]], call_budget: int, session_budget: int, threshold: float
+) -> None:
+    import pm_path_index
+    from support import token_count
+
+    count = lambda text: token_count(text)[0]  # noqa: E731  # exact when tiktoken loads
+    index, table = built(count)
+    received = {entry[0] for entry in index["entries"] if entry[5]}
+    prompts: list[str] = []
+    spent = 0
+    lines: list[str] = []
+    for path, prompt in calls:
+        if prompt:
+            prompts.append(prompt)
+        named, epics = pm_path_index.governing(table, path)
+        found = [(path, named, epics)] if named or epics else []
+        text, used = pm_file_hook.file_blocks(
+            table, index, found, prompts, received, call_budget, session_budget - spent, threshold
+        )
+        assert count(text) <= used <= min(call_budget, session_budget - spent) or not text
+        assert (used == 0) == (text == "")
+        spent += used
+        lines += [line for line in text.split("\n")[2:] if line]
+    assert spent <= session_budget
+    assert len(lines) == len(set(lines)), lines
+
+
+# cl100k's pre-token pattern (pm_tokens.CL100K_PAT_STR) for ASCII text: \p{L} and \p{N} are
+# ASCII letters and digits there.
+ASCII_PATTERN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\nA-Za-z0-9]?+[A-Za-z]++|[0-9]{1,3}+"""
+    r"""| ?[^\sA-Za-z0-9]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(path=st.text(alphabet=sorted(__import__("pm_path_index").PLAIN), min_size=1, max_size=60))
+def test_the_header_is_cut_as_cl100k_cuts_it(path: str) -> None:
+    import re
+
+    import pm_path_index
+    import pm_tokens
+
+    assert pm_tokens.CL100K_PAT_STR.startswith("'(?i:[sdmt]|ll|ve|re)|[^\\r\\n\\p{L}\\p{N}]?+")
+    line = pm_path_index.header_line(path) + "\n"
+    expected = re.findall(ASCII_PATTERN, line)
+    assert pm_path_index.pretokens(line) == expected
+
+
+def test_the_header_counts_exactly_when_its_pieces_are_known() -> None:
+    import pm_path_index
+    from support import token_count
+
+    count = lambda text: token_count(text)[0]  # noqa: E731
+    _index, table = built(count)
+    for path in ("billing/rates.py", "billing/stripe_client.py", "src/index.ts", "app/main.go"):
+        line = pm_path_index.header_line(path) + "\n"
+        assert pm_path_index.header_tokens(table, path) == count(line), path
+    # An unknown piece counts as its bytes: never less than the real count.
+    odd = "zq9/xxyzzy_wobble.qqq"
+    assert pm_path_index.header_tokens(table, odd) >= count(pm_path_index.header_line(odd) + "\n")

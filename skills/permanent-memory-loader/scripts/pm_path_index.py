@@ -133,7 +133,8 @@ def known_pieces(texts: "Sequence[str]", count: "Callable[[str], int]") -> "dict
     """The tokens of each pre-token of the header lines of `texts` and of COMMON_PIECES."""
     pieces: dict[str, int] = {}
     lines = [header_line(text) + "\n" for text in texts if PLAIN.issuperset(text)]
-    for line in [*lines, *COMMON_PIECES, header_line("") + "\n"]:
+    common = [f" {piece}" for piece in COMMON_PIECES if piece[0] in LETTERS]  # a path's first
+    for line in [*lines, *COMMON_PIECES, *common, header_line("") + "\n"]:
         for piece in pretokens(line):
             if piece not in pieces:
                 pieces[piece] = count(piece)
