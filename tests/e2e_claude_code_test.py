@@ -250,6 +250,8 @@ def test_validate_strict(claude_bin: Path, api: FakeAnthropic, tmp_path: Path) -
     hooks = plugin_report["provides"]["hooks"]
     assert sorted((h["event"], h["command"].split("/")[-1]) for h in hooks) == [
         ("PostCompact", 'memory_manager.py" hook'),
+        ("PreToolUse", 'permanent_memory.py" hook'),
+        ("PreToolUse", 'permanent_memory.py" hook'),
         ("SessionStart", 'memory_manager.py" hook'),
         ("SubagentStart", 'permanent_memory.py" hook'),
         ("UserPromptSubmit", 'permanent_memory.py" hook'),

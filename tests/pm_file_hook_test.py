@@ -180,7 +180,7 @@ def test_support_from_the_prompts(project: Path, tmp_path: Path) -> None:
     hook(project, tmp_path, "SessionStart")
     handler = str(project / "billing/webhooks/handler.py")
     assert tool(project, tmp_path, "Read", file_path=handler) == ""  # its name alone: too little
-    prompt = "handle duplicate Stripe deliveries"
+    prompt = "duplicate deliveries"
     assert hook(project, tmp_path, "UserPromptSubmit", prompt=prompt) == ""  # too little alone
     assert tool(project, tmp_path, "Read", file_path=handler) == WEBHOOKS.replace(
         "stripe_events.py", "handler.py"
@@ -295,7 +295,7 @@ INSPECT_CASE = Path(__file__).resolve().parent / "cases" / "inspect-path"
 INSPECT_GOLDEN = [
     (["--path", "billing/webhooks/stripe_events.py"], "inspect-governed.txt"),
     (["--path", "billing/webhooks/handler.py"], "inspect-unsupported.txt"),
-    (["--path", "billing/webhooks/handler.py", "--prompt", "handle duplicate Stripe deliveries"],
+    (["--path", "billing/webhooks/handler.py", "--prompt", "duplicate deliveries"],
      "inspect-prompt.txt"),
     (["--path", "billing/rates.py"], "inspect-named.txt"),
     (["--path", "README.md"], "inspect-none.txt"),

@@ -42,7 +42,7 @@ FILE_BUDGET = 80
 # against the file's path and the session's prompts for the epic's entries to be offered; the
 # entries that name the file need none. Tuned on the evaluation's tune parts
 # (tests/projects/, scripts/bench_inputs.py's file_evaluation).
-FILE_THRESHOLD = 5.0
+FILE_THRESHOLD = 3.0
 # Characters a path may hold to be shown as it is and counted by pre-tokens; any other (a
 # space, a quote, a bracket, a control or non-ASCII character) makes the line cleaned as memory
 # text is and counted as its bytes.
