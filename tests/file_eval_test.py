@@ -17,7 +17,7 @@ from support import load_bench
 
 # The projects the figures below are stated for (the folders of tests/projects that had landed
 # when they were scored); a folder landing later joins when the figures are restated.
-PROJECTS = ("jabref", "kuma", "thunderbird-android", "vector")
+PROJECTS = ("jabref", "kuma", "thunderbird-android", "unleash", "vector")
 
 
 def file_eval() -> ModuleType:
@@ -56,10 +56,10 @@ def test_every_project_is_scored_and_the_threshold_is_the_frozen_one() -> None:
 
 @pytest.mark.xfail(
     strict=True,
-    reason="held out, both channels: recall 0.667 (18/27) < 0.85; the file channel alone 0.556,"
-    " the prompt alone 0.333. 7 of the 9 misses touch a file the binding epic governs, but the"
-    " path and the request support it under the threshold (5) or another governing epic's"
-    " entries fill the call; 2 touch none (scripts/file_eval.py --heldout)",
+    reason="held out, both channels: recall 0.697 (23/33) < 0.85; the file channel alone 0.606,"
+    " the prompt alone 0.303. 7 of the 10 misses touch a file the binding epic governs, but the"
+    " path and the request support it under the threshold (3) or another governing epic's"
+    " entries fill the call; 3 touch none (scripts/file_eval.py --heldout)",
 )
 def test_heldout_recall() -> None:
     assert both("heldout")["recall"] >= 0.85, both("heldout")
@@ -73,8 +73,8 @@ def test_heldout_false_injections_and_tokens() -> None:
 @pytest.mark.slow
 @pytest.mark.xfail(
     strict=True,
-    reason="leave-one-project-out, held out, both channels: recall 0.593 (16/27) < 0.85 (the"
-    " threshold chosen on the other projects' tune changes: 10 for jabref, 3 for vector)",
+    reason="leave-one-project-out, held out, both channels: recall 0.636 (21/33) < 0.85 (the"
+    " threshold chosen on the other projects' tune changes: 3, and 4 for vector)",
 )
 def test_leave_one_project_out_recall() -> None:
     assert both("lopo")["recall"] >= 0.85, both("lopo")
