@@ -110,14 +110,41 @@ def calls(files: Sequence[str]) -> list[tuple[str, str]]:
     return [(path, "read") for path in files] + [(path, "edit") for path in files]
 
 
+_PROMPTS: dict[tuple[int, str], tuple[list[str], int, list[str]]] = {}
+_SCORES: dict[tuple[int, str], Any] = {}
+
+
+def prompt_channel(index: Any, request: str) -> tuple[list[str], int, list[str]]:
+    """The prompt channel's epics, tokens and keys for a session's first prompt (the same at
+    every level of the file's threshold: worked out once per change)."""
+    key = (id(index), request)
+    if key not in _PROMPTS:
+        shown = {entry[0] for entry in index["entries"] if entry[5]}
+        budgets = pm_recall.PROMPT_BUDGET, pm_recall.SESSION_BUDGET
+        epics, tokens = recall_outcome(index, request)
+        _text, keys, _used = pm_recall.recall(index, request, shown, *budgets)
+        _PROMPTS[key] = (epics, tokens, keys)
+    return _PROMPTS[key]
+
+
+def scored(index: Any, text: str, explain: bool = True) -> Any:
+    """pm_recall.score, remembered for the run: the same file and request are scored again at
+    each level of the threshold (pure: the same index and text give the same scores)."""
+    key = (id(index), text)
+    if key not in _SCORES:
+        _SCORES[key] = SCORE(index, text, explain=False)
+    return _SCORES[key]
+
+
+SCORE = pm_recall.score
+
+
 def session(material: Material, change: Change, threshold: float) -> Outcome:
     """One change played as a session, for each channel."""
     index, table = material.index, material.table
     entries = index["entries"]
     shown = {entry[0] for entry in entries if entry[5]}
-    budgets = pm_recall.PROMPT_BUDGET, pm_recall.SESSION_BUDGET
-    prompt_epics, prompt_tokens = recall_outcome(index, change.request)
-    _text, prompt_keys, _used = pm_recall.recall(index, change.request, set(shown), *budgets)
+    prompt_epics, prompt_tokens, prompt_keys = prompt_channel(index, change.request)
     epic_of = {entry[0]: entry[1] for entry in entries}
     first: dict[str, frozenset[str]] = {"prompt": frozenset(prompt_epics)}
     interleaved: dict[str, frozenset[str]] = {"prompt": frozenset(prompt_epics)}
@@ -218,6 +245,18 @@ def evaluation(
     """Per project and pooled, per channel: the tune changes at the frozen threshold (or the
     held-out ones), and (with `lopo`) leave-one-project-out with the threshold chosen on the
     other projects' tune changes, and the threshold the pooled tune changes choose."""
+    pm_recall.score = scored  # the levels score the same texts: once each (restored below)
+    try:
+        return run_evaluation(counter, heldout, only, lopo)
+    finally:
+        pm_recall.score = SCORE
+        _SCORES.clear()
+        _PROMPTS.clear()
+
+
+def run_evaluation(
+    counter: Callable[[str], int], heldout: bool, only: Sequence[str] | None, lopo: bool
+) -> dict[str, Any]:
     found, skipped = materials(counter, only)
     frozen = pm_path_index.FILE_THRESHOLD
     split = "heldout" if heldout else "tune"

@@ -80,10 +80,36 @@ def glob_matches(glob: Glob, path: str) -> bool:
 
 
 def parts_match(parts: "tuple[str, ...]", folder_only: bool, path: str) -> bool:
-    """glob_matches for a glob's parts and folder flag (what the hook's path table keeps)."""
+    """glob_matches for a glob's parts and folder flag (what the hook's path table keeps): the
+    parts run as a small automaton over the path's names, one pass, so a glob of several `**`
+    costs its parts times the names, never more."""
     names = [name for name in path.split("/") if name not in ("", ".")]
     last = len(names) - 1 if folder_only else len(names)
-    return any(_parts_match(parts, names[:end]) for end in range(1, last + 1))
+    states = _skip_stars(parts, {0})
+    for name in names[:last]:
+        moved = set()
+        for state in states:
+            if state < len(parts):
+                if parts[state] == "**":
+                    moved.add(state)  # `**` takes this name too
+                elif _name_matches(parts[state], name):
+                    moved.add(state + 1)
+        states = _skip_stars(parts, moved)
+        if len(parts) in states:
+            return True  # the names so far are a path the glob matches
+        if not states:
+            return False
+    return False
+
+
+def _skip_stars(parts: "tuple[str, ...]", states: "set[int]") -> "set[int]":
+    """The states, with each `**` also matched by no name at all."""
+    found = set(states)
+    for state in sorted(states):
+        while state < len(parts) and parts[state] == "**":
+            state += 1
+            found.add(state)
+    return found
 
 
 def literal_prefix(glob: Glob) -> str:
@@ -97,31 +123,43 @@ def literal_prefix(glob: Glob) -> str:
     return "/".join(fixed)
 
 
-def _parts_match(parts: "tuple[str, ...]", names: "list[str]") -> bool:
-    if not parts:
-        return not names
-    if parts[0] == "**":
-        return any(_parts_match(parts[1:], names[start:]) for start in range(len(names) + 1))
-    return bool(names) and _name_matches(parts[0], names[0]) and _parts_match(parts[1:], names[1:])
-
-
 def _name_matches(pattern: str, name: str) -> bool:
-    """fnmatch within one part of a path, without `re`: `*`, `?` and `[...]` sets."""
-    if not pattern:
-        return not name
-    head = pattern[0]
-    if head == "*":
-        rest = pattern.lstrip("*")
-        return any(_name_matches(rest, name[start:]) for start in range(len(name) + 1))
-    if not name:
-        return False
+    """fnmatch within one part of a path, without `re`: `*`, `?` and `[...]` sets. Each element
+    but `*` takes one character, so the last `*` is the only one ever moved back to: time is
+    the pattern's length times the name's."""
+    at = char = 0
+    star, mark = -1, 0
+    while char < len(name):
+        if at < len(pattern) and pattern[at] == "*":
+            star, mark = at, char
+            at += 1
+            continue
+        step = _element(pattern, at, name[char])
+        if step >= 0:
+            at, char = step, char + 1
+        elif star >= 0:
+            at, mark = star + 1, mark + 1
+            char = mark
+        else:
+            return False
+    while at < len(pattern) and pattern[at] == "*":
+        at += 1
+    return at == len(pattern)
+
+
+def _element(pattern: str, at: int, char: str) -> int:
+    """Where the pattern continues when its element at `at` (a character, `?` or a `[...]`
+    set; `[` without a closing `]` is itself) takes `char`; -1 when it does not."""
+    if at >= len(pattern):
+        return -1
+    head = pattern[at]
     if head == "?":
-        return _name_matches(pattern[1:], name[1:])
+        return at + 1
     if head == "[":
-        end = pattern.find("]", 2)
+        end = pattern.find("]", at + 2)
         if end > 0:
-            return _in_set(pattern[1:end], name[0]) and _name_matches(pattern[end + 1 :], name[1:])
-    return head == name[0] and _name_matches(pattern[1:], name[1:])
+            return end + 1 if _in_set(pattern[at + 1 : end], char) else -1
+    return at + 1 if head == char else -1
 
 
 def _in_set(members: str, char: str) -> bool:
