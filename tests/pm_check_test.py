@@ -15,6 +15,8 @@ import pm_tokens
 import pytest
 import yaml
 from conftest import ROOT
+from pm_epic_input import MAX_KEYWORDS_CHARS
+from pm_parse import MAX_KEYWORD_CHARS, MAX_KEYWORDS
 from pm_render import Budget
 from support import EST, TIMEOUT, Result, estimate, memory_file
 
@@ -64,6 +66,42 @@ def test_check_accepts_keywords_lines_silently(loader: Any, tmp_path: Path) -> N
         f"{twice}: 1 epic, 37 tokens (max 8000): 0 errors, 1 warning\n",
         "",
     )
+
+
+def test_check_warns_of_a_keywords_line_over_what_add_writes(loader: Any, tmp_path: Path) -> None:
+    # A merge of two branches' lines (pm_merge) can join terms past add's limits.
+    head = "## Epic: A — a\n**Completed:** 2026-01-01\n"
+    many = ", ".join(f"term{n}" for n in range(MAX_KEYWORDS + 5))
+    long = ", ".join("x" * 50 + f"{n:02d}" for n in range(9))
+    cases = {
+        "many": (
+            many,
+            f"A: the Keywords line holds {MAX_KEYWORDS + 5} terms; at most {MAX_KEYWORDS}; recall "
+            f"reads the first {MAX_KEYWORDS}; keep the words a request about this area would use",
+        ),
+        "long": (
+            long,
+            f"A: the Keywords line holds {len(long)} characters in all; at most "
+            f"{MAX_KEYWORDS_CHARS}; keep the words a request about this area would use",
+        ),
+        "term": (
+            "short, " + "y" * 70,
+            f"A: a Keywords term of 70 characters; at most {MAX_KEYWORD_CHARS}, and recall reads "
+            f"only its first {MAX_KEYWORD_CHARS}: shorten it",
+        ),
+    }
+    for name, (terms, warning) in cases.items():
+        path = tmp_path / f"{name}.md"
+        path.write_text(f"{head}**Keywords:** {terms}\n### Gotchas\n- g\n")
+        result = loader(["check", str(path)])
+        assert (result.code, result.err) == (0, "")
+        assert result.out.splitlines()[0] == f"{path}:3: warning: {warning}"
+        assert result.out.endswith(": 0 errors, 1 warning\n")
+    # At the limits: nothing to say.
+    at = ", ".join([*(f"t{n}" for n in range(MAX_KEYWORDS - 1)), "z" * MAX_KEYWORD_CHARS])
+    path = tmp_path / "at.md"
+    path.write_text(f"{head}**Keywords:** {at}\n### Gotchas\n- g\n")
+    assert loader(["check", str(path)]).out.endswith(": 0 errors, 0 warnings\n")
 
 
 def test_check_a_clean_file(loader: Any) -> None:

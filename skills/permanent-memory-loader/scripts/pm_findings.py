@@ -11,12 +11,15 @@ from typing import NamedTuple
 
 import memory_text
 import pm_evidence
-from pm_epic_input import HEADINGS, MAX_EPIC_TOKENS
+from pm_epic_input import HEADINGS, MAX_EPIC_TOKENS, keywords_over
 from pm_parse import (
     LABELS,
+    MAX_KEYWORD_CHARS,
+    MAX_KEYWORDS,
     Epic,
     completed_value,
     entry_text,
+    keywords_value,
     normalise_text,
     parse_permanent,
     subsection_heading,
@@ -132,6 +135,8 @@ def _epic_findings(
                 "one line",
             )
         )
+    if epic.keywords_line is not None:
+        findings.extend(_keywords_findings(lines[epic.keywords_line], epic.keywords_line, name))
     for index in epic.paths_lines[1:]:
         findings.append(
             Finding(
@@ -165,6 +170,36 @@ def _epic_findings(
                     )
                 )
             break
+    return findings
+
+
+def _keywords_findings(line: str, index: int, name: str) -> list[Finding]:
+    """A Keywords line over what `add` writes (a merge of two lines, or a hand edit, can be):
+    too many terms, too many characters in all, or a term longer than the parser reads."""
+    terms = [term.strip() for term in (keywords_value(line) or "").split(",") if term.strip()]
+    findings = []
+    over = keywords_over(terms)
+    if over:
+        read = f"recall reads the first {MAX_KEYWORDS}; " if len(terms) > MAX_KEYWORDS else ""
+        findings.append(
+            Finding(
+                index + 1,
+                WARNING,
+                f"{name}: the Keywords line holds {over}; {read}keep the words a request "
+                "about this area would use",
+            )
+        )
+    longest = max(terms, key=len, default="")
+    if len(longest) > MAX_KEYWORD_CHARS:
+        findings.append(
+            Finding(
+                index + 1,
+                WARNING,
+                f"{name}: a Keywords term of {len(longest)} characters; at most "
+                f"{MAX_KEYWORD_CHARS}, and recall reads only its first {MAX_KEYWORD_CHARS}: "
+                "shorten it",
+            )
+        )
     return findings
 
 
