@@ -14,6 +14,7 @@ import hashlib
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -225,6 +226,13 @@ def skill_files(folder: Path) -> list[Path]:
     return found
 
 
+def zip_mode(path: Path) -> int:
+    """A member's mode as a release archive has it, whatever the umask of the checkout: a
+    regular file, 0755 when it is executable (git records only that bit), else 0644."""
+    executable = path.stat().st_mode & 0o111
+    return stat.S_IFREG | (0o755 if executable else 0o644)
+
+
 def write_skill_zip(folder: Path, out: Path) -> Path:
     """`out/<skill>.zip`: the skill folder at the root of the archive, as Claude.ai takes it."""
     target = out / f"{folder.name}.zip"
@@ -235,7 +243,8 @@ def write_skill_zip(folder: Path, out: Path) -> Path:
             for path in skill_files(folder):
                 name = f"{folder.name}/{path.relative_to(folder).as_posix()}"
                 info = zipfile.ZipInfo(name, date_time=ZIP_DATE)
-                info.external_attr = (path.stat().st_mode & 0o777) << 16
+                info.create_system = 3  # Unix: the mode below is read by unzip
+                info.external_attr = zip_mode(path) << 16
                 info.compress_type = zipfile.ZIP_DEFLATED
                 archive.writestr(info, path.read_bytes())
         os.replace(temporary, target)

@@ -61,6 +61,52 @@ def test_a_zip_holds_the_skill_folder_and_only_its_files(zips: dict[str, Path], 
     assert f"{skill}/SKILL.md" in names
 
 
+def git_modes(skill: str) -> dict[str, int]:
+    """Each tracked file's mode as git records it (0o100644 or 0o100755), by member name."""
+    out = subprocess.run(
+        ["git", "-C", str(ROOT), "ls-files", "-s", f"skills/{skill}"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
+    modes = {}
+    for line in out.splitlines():
+        info, name = line.split("\t", 1)
+        modes[name[len("skills/") :]] = int(info.split()[0], 8)
+    return modes
+
+
+@pytest.mark.parametrize("skill", SKILLS)
+def test_members_have_a_release_archive_s_modes(zips: dict[str, Path], skill: str) -> None:
+    with zipfile.ZipFile(zips[skill]) as archive:
+        modes = {info.filename: info.external_attr >> 16 for info in archive.infolist()}
+        assert {info.create_system for info in archive.infolist()} == {3}
+    assert modes == git_modes(skill)
+    assert set(modes.values()) <= {0o100644, 0o100755}
+    assert f"{skill}/SKILL.md" in modes and modes[f"{skill}/SKILL.md"] == 0o100644
+
+
+def test_a_checkout_made_under_a_private_umask_gives_the_same_modes(tmp_path: Path) -> None:
+    # A clone made with umask 077 has files 0600 (and 0700 for executables): the zip's members
+    # are 0644 (0755) all the same: only the executable bit counts.
+    skills = tmp_path / "skills"
+    shutil.copytree(ROOT / "skills" / "ski-memory-manager", skills / "ski-memory-manager")
+    script = skills / "ski-memory-manager" / "scripts" / "memory_manager.py"
+    for path in (skills / "ski-memory-manager").rglob("*"):
+        if path.is_file():
+            path.chmod(0o700 if path == script else 0o600)
+    [private] = dev.skill_zips(tmp_path / "private", skills)
+    with zipfile.ZipFile(private) as archive:
+        modes = {info.filename: info.external_attr >> 16 for info in archive.infolist()}
+    assert modes["ski-memory-manager/scripts/memory_manager.py"] == 0o100755
+    assert modes["ski-memory-manager/SKILL.md"] == 0o100644
+    assert set(modes.values()) == {0o100644, 0o100755}
+    script.chmod(0o755)
+    [again] = dev.skill_zips(tmp_path / "again", skills)
+    assert again.read_bytes() == private.read_bytes()
+
+
 def test_bytecode_left_in_a_skill_folder_stays_out(tmp_path: Path) -> None:
     skills = tmp_path / "skills"
     shutil.copytree(ROOT / "skills" / "ski-memory-manager", skills / "ski-memory-manager")
