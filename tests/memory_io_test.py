@@ -195,6 +195,47 @@ def test_locked_reports_what_it_cannot_open(memory_io: ModuleType, tmp_path: Pat
     assert str(caught.value) == f"cannot lock {missing}: No such file or directory"
 
 
+@pytest.mark.parametrize(
+    ("refusal", "cause"),
+    [
+        (
+            errno.EACCES,
+            "cannot create it: the folder is not writable here (Permission denied)",
+        ),
+        (
+            errno.EPERM,
+            "cannot create it: the folder is not writable here (Operation not permitted)",
+        ),
+        (errno.EROFS, "cannot create it in a read-only folder (Read-only file system)"),
+        (errno.ENOSPC, "No space left on device"),
+    ],
+)
+def test_locked_says_why_a_missing_lock_file_could_not_be_created(
+    memory_io: ModuleType,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    refusal: int,
+    cause: str,
+) -> None:
+    # A read-only folder (a sandbox's, where even root is refused) refuses to create the lock
+    # file; the open that follows, for a lock file already there, finds none: the cause is the
+    # refusal, not that the file is missing.
+    real_open = os.open
+    lock = tmp_path / ".x.lock"
+
+    def refusing(path: object, flags: int, *args: object, **kwargs: object) -> int:
+        if os.fspath(path) == str(lock) and flags & os.O_CREAT:  # type: ignore[arg-type]
+            raise OSError(refusal, os.strerror(refusal), str(lock))
+        return real_open(path, flags, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "open", refusing)
+    with pytest.raises(memory_io.MemoryIOError) as caught:
+        with memory_io.locked(lock):
+            pass  # pragma: no cover
+    assert str(caught.value) == f"cannot lock {lock}: {cause}"
+    assert not lock.exists()
+
+
 def test_locked_in_a_read_only_directory_uses_the_existing_lock_file(
     memory_io: ModuleType, tmp_path: Path
 ) -> None:

@@ -138,6 +138,19 @@ def read_regular(path: "PathArg", limit: int, follow: bool = True) -> "tuple[byt
     return data, len(data)
 
 
+def _create_failure(exc: OSError) -> str:
+    """Why a missing file could not be created, in one line: a folder that is read-only, or
+    that this process may not write to (a sandbox's), named as such beside errno's words."""
+    import errno
+
+    reason = exc.strerror or str(exc)
+    if exc.errno == errno.EROFS:
+        return f"cannot create it in a read-only folder ({reason})"
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return f"cannot create it: the folder is not writable here ({reason})"
+    return reason
+
+
 class locked:  # a class named like a function: used as `with locked(path):`
     """Hold an exclusive flock on `path` while the `with` block runs, across processes.
 
@@ -159,11 +172,17 @@ class locked:  # a class named like a function: used as `with locked(path):`
         path = self.path
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | _O_NOFOLLOW | _O_CLOEXEC, 0o666)
-        except OSError:
+        except OSError as create_error:
             if os.path.islink(path) and not os.path.isdir(path):
                 raise MemoryIOError(f"cannot lock {path}: it is a symbolic link; refused") from None
             try:  # a directory, or a read-only directory with the lock file already present
                 fd = os.open(path, os.O_RDONLY | _O_CLOEXEC)
+            except FileNotFoundError:
+                # Nothing there to open: why it could not be created is the cause (a read-only
+                # folder says so here, where this open would only say the file is missing).
+                raise MemoryIOError(
+                    f"cannot lock {path}: {_create_failure(create_error)}"
+                ) from None
             except OSError as exc:
                 raise MemoryIOError(f"cannot lock {path}: {exc.strerror or exc}") from None
         try:
