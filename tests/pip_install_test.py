@@ -169,12 +169,50 @@ def test_installed_command_matches_the_skill_script(
     installed: Installed, tmp_path: Path, command: str, script: Path, args: list[str]
 ) -> None:
     from_package = _run([installed.bin_dir / command, *args], tmp_path)
-    from_script = _run([installed.python, script, *args], tmp_path)
+    # The script run under the command's name, as the command names itself (`usage:
+    # permanent-memory load …`; argparse wraps the usage by that name's length).
+    typed = tmp_path / "bin" / command
+    typed.parent.mkdir()
+    typed.symlink_to(script)
+    from_script = _run([installed.python, typed, *args], tmp_path)
     # Each counts with the encoding file bundled beside its own code: only that path differs.
     package, skill = str(installed.site_packages / "project_memory_loader"), str(LOADER_DIR)
     status, out, err = from_package
     assert (status, out.replace(package, skill), err.replace(package, skill)) == from_script
     assert from_package[1] or from_package[2]  # it said something
+
+
+@pytest.mark.parametrize(
+    ("command", "args", "usage"),
+    [
+        ("permanent-memory", ["--help"], "usage: permanent-memory [-h] COMMAND ..."),
+        ("permanent-memory", ["load", "--help"], "usage: permanent-memory load [-h]"),
+        ("ski-memory", ["--help"], "usage: ski-memory [-h] COMMAND ..."),
+        ("ski-memory", ["load-last", "--help"], "usage: ski-memory load-last [-h]"),
+    ],
+)
+def test_installed_commands_name_themselves_as_typed(
+    installed: Installed, tmp_path: Path, command: str, args: list[str], usage: str
+) -> None:
+    status, out, err = _run([installed.bin_dir / command, *args], tmp_path)
+    assert (status, err) == (0, "")
+    assert out.startswith(usage), out
+    assert ".py" not in out.split("\n\n")[0], out  # the usage names no script file
+
+
+def test_an_installed_command_s_errors_name_it_as_typed(
+    installed: Installed, tmp_path: Path
+) -> None:
+    status, out, err = _run([installed.bin_dir / "permanent-memory", "nonsense"], tmp_path)
+    assert (status, out, err) == (
+        2,
+        "",
+        "usage: permanent-memory [-h] COMMAND ...\n"
+        "permanent-memory: error: unrecognized arguments: nonsense\n",
+    )
+    status, out, err = _run([installed.bin_dir / "ski-memory", "nonsense"], tmp_path)
+    assert (status, out) == (2, "")
+    assert err.startswith("usage: ski-memory [-h] COMMAND ...\nski-memory: error: "), err
 
 
 def test_the_installed_commands_run_the_installed_copy(

@@ -23,7 +23,19 @@ from pm_parse import parse_iso_datetime
 from pm_render import Budget
 from pm_tokens import ESTIMATE, ESTIMATE_BYTES_PER_TOKEN, Tokenizer
 
-PROG = "permanent_memory.py"
+SCRIPT = "permanent_memory.py"
+CONSOLE_SCRIPT = "permanent-memory"  # what pip installs (pyproject.toml's [project.scripts])
+
+
+def typed_name(argv0: str) -> str:
+    """The name the user typed, for usage lines and messages: the console script's when pip
+    installed it and it ran, else this script's."""
+    name = os.path.basename(argv0)
+    name = name[:-4] if name.lower().endswith(".exe") else name  # a console script on Windows
+    return CONSOLE_SCRIPT if name == CONSOLE_SCRIPT else SCRIPT
+
+
+PROG = typed_name(sys.argv[0] if sys.argv else "")
 MEMORY_FILE = Path(pm_file.MEMORY_FILE)
 READ_FILE_HELP = (
     "permanent memory file, or - for stdin (default: PROJECT/.claude/memory/permanent_memory.md)"

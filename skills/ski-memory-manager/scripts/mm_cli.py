@@ -21,7 +21,19 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
     from typing import Any
 
-PROG = "memory_manager.py"
+SCRIPT = "memory_manager.py"
+CONSOLE_SCRIPT = "ski-memory"  # what pip installs (pyproject.toml's [project.scripts])
+
+
+def typed_name(argv0: str) -> str:
+    """The name the user typed, for usage lines and messages: the console script's when pip
+    installed it and it ran, else this script's."""
+    name = os.path.basename(argv0)
+    name = name[:-4] if name.lower().endswith(".exe") else name  # a console script on Windows
+    return CONSOLE_SCRIPT if name == CONSOLE_SCRIPT else SCRIPT
+
+
+PROG = typed_name(sys.argv[0] if sys.argv else "")
 MEMORY_DIR_OPTION = "CLAUDE_PLUGIN_OPTION_MEMORY_DIR"
 
 
