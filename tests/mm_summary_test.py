@@ -157,7 +157,9 @@ def test_any_summary_gives_a_bounded_readable_snapshot(lines: list[str]) -> None
 
 @given(st.integers(min_value=0, max_value=400), st.text(min_size=1, max_size=80))
 def test_the_next_step_is_kept_first(filler: int, step: str) -> None:
-    step = " ".join(memory_text.clean(step).split()) or "x"
+    # "run" first: a step written as a list item ("- 0", "1. go") loses its marker, as every
+    # item of the summary does.
+    step = " ".join(f"run {memory_text.clean(step)}".split())
     summary = (
         "1. Primary Request and Intent:\n" + "   asked " * filler + "\n"
         "3. Files and Code Sections:\n"
