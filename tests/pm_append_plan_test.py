@@ -8,6 +8,7 @@ from typing import Any
 
 import pm_append_plan
 import pm_epic_input
+import pm_meta_lines
 import pm_parse
 import pytest
 from hypothesis import given
@@ -232,7 +233,7 @@ def test_keywords_over_the_line_s_limits_are_left_out_in_order() -> None:
     result = appended(text, keywords=["one", "two", "three"], gotchas=["g"])
     assert [k.text for k in result.keywords] == ["one", "two"]
     assert [k.where for k in result.left_out] == ["keywords[2]"]
-    assert len(result.epic.keywords) == pm_parse.MAX_KEYWORDS
+    assert len(result.epic.keywords) == pm_meta_lines.MAX_KEYWORDS
     long_terms = ", ".join("k" * 58 + f"{n:02}" for n in range(6))  # 370 characters
     text = V1.replace("09:00:00Z\n", f"09:00:00Z\n**Keywords:** {long_terms}\n")
     result = appended(text, keywords=["x" * 27, "y"])

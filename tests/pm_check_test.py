@@ -16,7 +16,7 @@ import pytest
 import yaml
 from conftest import ROOT
 from pm_epic_input import MAX_KEYWORDS_CHARS
-from pm_parse import MAX_KEYWORD_CHARS, MAX_KEYWORDS
+from pm_meta_lines import MAX_KEYWORD_CHARS, MAX_KEYWORDS
 from pm_render import Budget
 from support import EST, TIMEOUT, Result, estimate, memory_file
 

@@ -7,6 +7,7 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+import pm_meta_lines
 import pm_parse
 import pytest
 from hypothesis import given
@@ -331,13 +332,13 @@ def test_never_raises_and_finds_every_epic_heading(text: str) -> None:
         assert epic.keywords_line == (epic.keywords_lines[0] if epic.keywords_lines else None)
         for index in epic.keywords_lines:
             assert epic.start_line < index < epic.end_line
-            assert pm_parse.keywords_value(lines[index]) is not None
-        assert len(epic.keywords) <= pm_parse.MAX_KEYWORDS and all(epic.keywords)
+            assert pm_meta_lines.keywords_value(lines[index]) is not None
+        assert len(epic.keywords) <= pm_meta_lines.MAX_KEYWORDS and all(epic.keywords)
         assert epic.paths_line == (epic.paths_lines[0] if epic.paths_lines else None)
         for index in epic.paths_lines:
             assert epic.start_line < index < epic.end_line
-            assert pm_parse.paths_value(lines[index]) is not None
-        assert len(epic.paths) <= pm_parse.MAX_PATHS and all(epic.paths)
+            assert pm_meta_lines.paths_value(lines[index]) is not None
+        assert len(epic.paths) <= pm_meta_lines.MAX_PATHS and all(epic.paths)
         if epic.completed_line is not None:
             assert epic.start_line < epic.completed_line < epic.end_line
             assert epic.completed is not None and epic.completed in lines[epic.completed_line]
@@ -603,9 +604,9 @@ def test_keywords_are_bounded() -> None:
     terms = ", ".join(f"t{n}" for n in range(60))
     long = "x" * 59 + " y" + "z" * 10
     [epic] = parse_permanent(f"## Epic: A\nKeywords: {long}, {terms}\n")
-    assert len(epic.keywords) == pm_parse.MAX_KEYWORDS == 40
+    assert len(epic.keywords) == pm_meta_lines.MAX_KEYWORDS == 40
     assert epic.keywords[0] == "x" * 59 and epic.keywords[1:3] == ("t0", "t1")
-    assert all(len(t) <= pm_parse.MAX_KEYWORD_CHARS for t in epic.keywords)
+    assert all(len(t) <= pm_meta_lines.MAX_KEYWORD_CHARS for t in epic.keywords)
 
 
 @given(
@@ -668,6 +669,6 @@ def test_paths_in_a_v2_epic_are_never_the_summary_and_only_the_first_line_counts
 def test_paths_are_bounded() -> None:
     globs = ", ".join(f"g{n}/**" for n in range(60))
     [epic] = parse_permanent(f"## Epic: A\n**Paths:** {'x' * 201}, {globs}\n")
-    assert len(epic.paths) == pm_parse.MAX_PATHS == 40
+    assert len(epic.paths) == pm_meta_lines.MAX_PATHS == 40
     assert epic.paths[:2] == ("g0/**", "g1/**")
-    assert all(len(g) <= pm_parse.MAX_PATH_CHARS for g in epic.paths)
+    assert all(len(g) <= pm_meta_lines.MAX_PATH_CHARS for g in epic.paths)

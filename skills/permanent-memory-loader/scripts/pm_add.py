@@ -39,7 +39,8 @@ from pm_epic_layout import (
 from pm_epic_lines import LinesError, parse_epic_lines
 from pm_epic_paths import MAX_PATHS_LINE_CHARS
 from pm_errors import MemoryFileError
-from pm_parse import MAX_KEYWORDS, MAX_PATHS, Epic
+from pm_meta_lines import MAX_KEYWORDS, MAX_PATHS
+from pm_parse import Epic
 from pm_render import SKIP_TOKENS
 from pm_write_file import encode_as, make_dirs, memory_path, read_for_writing
 

@@ -30,7 +30,8 @@ from pm_epic_layout import (
 )
 from pm_epic_paths import PATHS_LABEL, extended_paths_line, paths_over
 from pm_errors import LoaderError
-from pm_parse import LABELS, Epic, entry_text, keywords_value, parse_permanent
+from pm_meta_lines import keywords_value
+from pm_parse import LABELS, Epic, entry_text, parse_permanent
 
 KEYWORDS = "keywords"  # the label the reports give the Keywords line
 

@@ -19,15 +19,13 @@ from typing import NamedTuple
 import memory_text
 from pm_epic_paths import InvalidPaths, read_paths
 from pm_errors import LoaderError
-from pm_parse import (
-    LABELS,
+from pm_meta_lines import (
     MAX_KEYWORD_CHARS,  # one term: what the parser reads
     MAX_KEYWORDS,
-    entry_text,
     keywords_value,
-    parse_iso_datetime,
     split_keywords,
 )
+from pm_parse import LABELS, entry_text, parse_iso_datetime
 
 # The JSON lists, in the order their subsections are written, and each one's heading.
 SECTION_FIELDS = ("decisions", "gotchas", "anti_patterns", "patterns", "conflicts")

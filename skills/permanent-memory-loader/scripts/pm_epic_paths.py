@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import memory_text
 from pm_errors import LoaderError
 from pm_globs import glob_problem
-from pm_parse import MAX_PATH_CHARS, MAX_PATHS, paths_value, split_paths
+from pm_meta_lines import MAX_PATH_CHARS, MAX_PATHS, paths_value, split_paths
 
 PATHS_LABEL = "**Paths:**"
 MAX_PATHS_LINE_CHARS = 1000  # the line's globs, joined with ", "

@@ -12,14 +12,11 @@ from typing import NamedTuple
 import memory_text
 import pm_evidence
 from pm_epic_input import HEADINGS, MAX_EPIC_TOKENS, keywords_over
+from pm_meta_lines import MAX_KEYWORD_CHARS, MAX_KEYWORDS, completed_value, keywords_value
 from pm_parse import (
     LABELS,
-    MAX_KEYWORD_CHARS,
-    MAX_KEYWORDS,
     Epic,
-    completed_value,
     entry_text,
-    keywords_value,
     normalise_text,
     parse_permanent,
     subsection_heading,

@@ -20,7 +20,8 @@ from typing import NamedTuple
 from pm_append_plan import keywords_at
 from pm_merge_items import OURS_MARK, THEIRS_MARK, clash, merge_items, pick
 from pm_merge_sets import SET_LINES, merge_set_line
-from pm_parse import completed_value, normalise_text, parse_permanent, v2_marker
+from pm_meta_lines import completed_value
+from pm_parse import normalise_text, parse_permanent, v2_marker
 
 _FLOOR = datetime.min.replace(tzinfo=timezone.utc)
 

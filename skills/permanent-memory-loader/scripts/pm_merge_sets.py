@@ -9,7 +9,7 @@ from typing import NamedTuple
 from pm_append_plan import entry_key, extended_keywords_line
 from pm_epic_paths import extended_paths_line
 from pm_merge_items import clash
-from pm_parse import keywords_value, paths_value
+from pm_meta_lines import keywords_value, paths_value
 
 
 class SetLine(NamedTuple):
