@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pm_evidence
+import pm_evidence_git
 import pm_render
 import pytest
 from hypothesis import given
@@ -204,14 +205,14 @@ LOG = (
 
 
 def test_parse_renames_oldest_first() -> None:
-    assert pm_evidence.parse_renames(LOG) == [
+    assert pm_evidence_git.parse_renames(LOG) == [
         (100, "old.py", "a.py"),
         (200, "a.py", "b.py"),
         (300, "b.py", "c.py"),
         (300, "dir/x.py", "new/x.py"),
     ]
-    assert pm_evidence.parse_renames("") == []
-    assert pm_evidence.parse_renames("\x01x\0R1\0only-one") == []
+    assert pm_evidence_git.parse_renames("") == []
+    assert pm_evidence_git.parse_renames("\x01x\0R1\0only-one") == []
 
 
 @pytest.mark.parametrize(
@@ -227,12 +228,12 @@ def test_parse_renames_oldest_first() -> None:
     ],
 )
 def test_follow_moves(path: str, since: int | None, moved: str | None) -> None:
-    assert pm_evidence.follow_moves(path, since, pm_evidence.parse_renames(LOG)) == moved
+    assert pm_evidence_git.follow_moves(path, since, pm_evidence_git.parse_renames(LOG)) == moved
 
 
 def test_a_move_and_back_is_no_move() -> None:
     renames = [(1, "a.py", "b.py"), (2, "b.py", "a.py")]
-    assert pm_evidence.follow_moves("a.py", None, renames) is None
+    assert pm_evidence_git.follow_moves("a.py", None, renames) is None
 
 
 def test_git_environment_points_nowhere_else(
@@ -241,7 +242,7 @@ def test_git_environment_points_nowhere_else(
     monkeypatch.setenv("GIT_DIR", "/elsewhere/.git")
     monkeypatch.setenv("GIT_WORK_TREE", "/elsewhere")
     monkeypatch.setenv("GIT_INDEX_FILE", "/elsewhere/index")
-    env = pm_evidence.git_environment(str(tmp_path / "proj"))
+    env = pm_evidence_git.git_environment(str(tmp_path / "proj"))
     assert not {"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"} & set(env)
     assert env["GIT_CEILING_DIRECTORIES"] == str(tmp_path)
     assert (env["GIT_TERMINAL_PROMPT"], env["GIT_OPTIONAL_LOCKS"]) == ("0", "0")
@@ -705,7 +706,7 @@ def test_a_git_that_fails_or_hangs_leaves_existence_only(repo: Repo, tmp_path: P
     assert "  gotchas: `src/webhooks.py` (gone) checks" in result.out
     assert result.err == (
         "permanent-memory hook: paths checked without git's record of moves: git log timed out "
-        f"after {pm_evidence.GIT_TIMEOUT_S:g} s\n"
+        f"after {pm_evidence_git.GIT_TIMEOUT_S:g} s\n"
     )
     # A repository git cannot read: one line on stderr, the same block.
     broken = tmp_path / "broken"

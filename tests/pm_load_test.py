@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from pathlib import Path
 
-import pm_evidence
+import pm_evidence_git
 import pm_load
 import pytest
 from pm_limits import HARD_CAP, STALE_DAYS, TOKEN_TARGET
@@ -105,7 +105,7 @@ def test_hook_block_uses_the_clock_and_the_options(tmp_path: Path) -> None:
     assert estimate_reason == ""  # the venv has an exact counter
     assert text.startswith(f"{STAMP}\n(>1d may be outdated) Epic FEAT-007 (JWT auth):\n")
     assert status.startswith("2 epics, ") and status.endswith(" tokens, 2 stale")
-    assert evidence == pm_load.Evidence(str(tmp_path), (), {}, pm_evidence.GIT_NOT_NEEDED)
+    assert evidence == pm_load.Evidence(str(tmp_path), (), {}, pm_evidence_git.GIT_NOT_NEEDED)
     assert pm_load.hook_block(
         b"no epics here\n", 14, TOKEN_TARGET, HARD_CAP, STALE_DAYS, str(tmp_path)
     ) == ("", "", "", pm_load.NO_EVIDENCE)

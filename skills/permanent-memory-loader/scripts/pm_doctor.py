@@ -15,6 +15,7 @@ import memory_io
 import pm_cache
 import pm_cli
 import pm_evidence
+import pm_evidence_git
 import pm_file
 from doctor_report import DoctorCheck
 from pm_cli import MEMORY_FILE
@@ -134,7 +135,7 @@ def check_git(project: Path) -> DoctorCheck:
             "git not found on PATH: a path an entry names that is gone is marked gone, and "
             "moves are not looked up",
         )
-    if not pm_evidence.is_work_tree(str(project)):
+    if not pm_evidence_git.is_work_tree(str(project)):
         return DoctorCheck(
             "git",
             INFO,

@@ -226,6 +226,7 @@ def render_and_store(
     file's content and the evidence the block shows, with the paths that evidence checks; with
     recall, build its index from the same epics and cache it too."""
     # Imported here: recording what a new session was sent must not load the renderer.
+    from pm_evidence_git import git_failed
     from pm_load import hook_summary
 
     summary, status, tokenizer = hook_summary(data, size, *options, root=root)
@@ -239,7 +240,7 @@ def render_and_store(
     if estimate_reason:
         # The block still keeps the hard cap, but is trimmed harder than it needs to be.
         note(f"token counts are estimates ({estimate_reason}); run permanent_memory.py doctor")
-    if pm_evidence.git_failed(evidence.git):
+    if git_failed(evidence.git):
         note(f"paths checked without git's record of moves: {evidence.git}")
     if slot:
         pm_cache.store_block(slot, key, block, status)

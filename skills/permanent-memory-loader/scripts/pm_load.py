@@ -36,7 +36,7 @@ class Evidence(NamedTuple):
     root: str | None = None  # the project checked against; None: not checked
     paths: tuple[str, ...] = ()  # the distinct paths named, in file order
     states: States = NO_STATES  # path -> pm_evidence.EXISTS, GONE or MOVED + where to
-    git: str = ""  # what git said (pm_evidence.GIT_ASKED, or why it was not asked)
+    git: str = ""  # what git said (pm_evidence_git.GIT_ASKED, or why it was not asked)
 
     def listed(self) -> list[str]:
         """What the hook's cache key checks: the paths, then where moved ones went."""
