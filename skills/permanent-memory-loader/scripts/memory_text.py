@@ -4,6 +4,11 @@
 # zero-width and bidi characters), neutralises what could pass for a trust stamp or a tag, and
 # redacts secrets.
 #
+# One job, kept whole though it runs past 450 lines: text made safe to show a model. `clean`,
+# which every block line goes through, runs the three steps in one order (strip, redact,
+# neutralise), and that order is kept in this one place; most of the length is the data the
+# steps need (the secrets' patterns, the look-alike and format-character tables).
+#
 # Each skill carries a copy of this file (a skill folder must be self-contained, since
 # `npx skillmds add` copies only that folder); `python3 scripts/dev.py sync-shared` writes
 # the copies and `sync-shared --check` (run by the tests) fails when one differs.

@@ -1,5 +1,7 @@
 # Turns epic records into the stamped block, inside the token budget. Pure: the token counter
-# and the clock are passed in.
+# and the clock are passed in. One job, kept whole though it runs past 450 lines: what a line
+# says and what is left out to fit are decided together (the degrade levels count the lines
+# they would remove), so the lines' text and the fitting live side by side.
 #
 # The counter must satisfy two facts that hold for cl100k_base and for the byte estimate; the
 # level choice relies on them to avoid counting text whose count cannot change the choice:
