@@ -37,7 +37,9 @@ from typing import Any, NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from recall_eval import (
+    PROJECTS_DATA,
     ROOT,
+    UNSEEN_DATA,
     exact_counter,
     folder_projects,
     memory_sources,
@@ -74,12 +76,12 @@ class Material(NamedTuple):
 
 
 def materials(
-    counter: Callable[[str], int], only: Sequence[str] | None = None
+    counter: Callable[[str], int], only: Sequence[str] | None = None, root: Path = PROJECTS_DATA
 ) -> tuple[list[Material], list[str]]:
     """Each complete folder of tests/projects (recall_eval's rule; with `only`, those named),
     with its index and path table as the hook builds them; and why each other folder is left
     out."""
-    projects, skipped = folder_projects()
+    projects, skipped = folder_projects(root)
     found = []
     for project in projects:
         if only is not None and project.name not in only:
@@ -288,6 +290,26 @@ def run_evaluation(
     return report
 
 
+def unseen_check(counter: Callable[[str], int]) -> dict[str, Any]:
+    """The projects of tests/unseen, every change, played once at the frozen threshold."""
+    pm_recall.score = scored
+    try:
+        found, skipped = materials(counter, root=UNSEEN_DATA)
+        at_frozen = played(found, None, pm_path_index.FILE_THRESHOLD)
+    finally:
+        pm_recall.score = SCORE
+        _SCORES.clear()
+        _PROMPTS.clear()
+    report: dict[str, Any] = {"threshold": pm_path_index.FILE_THRESHOLD, "split": "unseen",
+                              "skipped": skipped, "projects": {}, "lopo": {}, "lopo_pooled": {},
+                              "chosen_on_tune": None}  # fmt: skip
+    for name, outcomes in at_frozen.items():
+        report["projects"][name] = {c: figures(outcomes, c) for c in CHANNELS}
+    pooled = [o for outcomes in at_frozen.values() for o in outcomes]
+    report["pooled"] = {c: figures(pooled, c) for c in CHANNELS}
+    return report
+
+
 def rate(value: float | None) -> str:
     return "   -" if value is None else f"{value:.3f}"
 
@@ -328,9 +350,14 @@ def table(report: dict[str, Any]) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--heldout", action="store_true", help="score the held-out changes")
+    parser.add_argument("--unseen", action="store_true",
+                        help="score tests/unseen, every change (once, at the end)")  # fmt: skip
     parser.add_argument("--json", action="store_true", help="the figures as JSON")
     args = parser.parse_args(argv)
-    report = evaluation(exact_counter(), args.heldout)
+    if args.unseen:
+        report = unseen_check(exact_counter())
+    else:
+        report = evaluation(exact_counter(), args.heldout)
     print(json.dumps(report, indent=1) if args.json else "\n".join(table(report)))
     return 0
 

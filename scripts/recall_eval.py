@@ -42,6 +42,8 @@ del sys.path[0]
 
 RECALL_DATA = ROOT / "tests" / "recall"
 PROJECTS_DATA = ROOT / "tests" / "projects"
+# Projects kept out of everything above: scored once, every change, with the frozen settings.
+UNSEEN_DATA = ROOT / "tests" / "unseen"
 # The targets, pooled over the left-out projects: (recall at least, false injections at most).
 TARGETS = {False: (0.5, 0.10), True: (0.65, 0.12)}  # by whether the Keywords lines are read
 # The baseline: BM25 over each entry's epic title and text, its best BASELINE_TOP entries that
@@ -430,6 +432,32 @@ def final_check(
     return report
 
 
+def unseen_check(counter: Callable[[str], int], keywords: bool) -> dict[str, Any]:
+    """The projects of tests/unseen, every change, scored once as final_check scores the
+    held-out changes: the scorer as it ships, the baseline at the threshold its rule picks on
+    the tune prompts of tests/recall and tests/projects (tests/unseen has no tune part)."""
+    unseen, _skipped = folder_projects(UNSEEN_DATA)
+    unseen = [p._replace(prompts=tuple(q._replace(split="heldout") for q in p.prompts))
+              for p in unseen]  # fmt: skip
+    known, _ = all_projects()
+    tuning = [p._replace(prompts=tuple(q for q in p.prompts if q.split == "tune")) for p in known]
+    report = final_check(counter, keywords, [*tuning, *unseen])
+    names = {p.name for p in unseen}
+    for method in (SCORER, BASELINE):
+        rows = [r for r in report[method.name]["rows"] if r["project"] in names]
+        pooled = dict(report[method.name]["pooled"])
+        for key in ("hits", "relevant", "injected", "unrelated"):
+            pooled[key] = sum(r[key] for r in rows)
+        pooled["recall"] = pooled["hits"] / pooled["relevant"] if pooled["relevant"] else None
+        pooled["false_injection"] = (
+            pooled["injected"] / pooled["unrelated"] if pooled["unrelated"] else None
+        )
+        report[method.name] = {"rows": rows, "pooled": pooled}
+    report["matched"] = {name: value for name, value in report["matched"].items() if name in names}
+    report["split"] = "unseen"
+    return report
+
+
 def fig(f: Figures) -> dict[str, Any]:
     return dict(hits=f.hits, relevant=f.relevant, injected=f.injected, unrelated=f.unrelated,
                 recall=f.recall, false_injection=f.false_injection)  # fmt: skip
@@ -441,7 +469,13 @@ def rate(value: float | None) -> str:
 
 def table(report: dict[str, Any]) -> list[str]:
     words = "with" if report["keywords"] else "without"
-    if report["split"] == "heldout":
+    if report["split"] == "unseen":
+        first = (
+            f"every change of tests/unseen, {words} the Keywords lines, scored once: the scorer"
+            f" as it ships (threshold {report['shipped']:g}), the baseline at the threshold its"
+            " rule picks on every tune prompt of tests/recall and tests/projects"
+        )
+    elif report["split"] == "heldout":
         first = (
             f"held-out changes of tests/projects, {words} the Keywords lines, scored once: the"
             f" scorer as it ships (threshold {report['shipped']:g}; its rule picks"
@@ -559,6 +593,8 @@ def exact_counter() -> Callable[[str], int]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--heldout", action="store_true", help="score the final held-out check")
+    parser.add_argument("--unseen", action="store_true",
+                        help="score tests/unseen, every change (once, at the end)")  # fmt: skip
     parser.add_argument("--json", action="store_true", help="the figures as JSON")
     parser.add_argument("--ablate", nargs="*", metavar="RULE", choices=list(RULES),
                         help="the ablation, with these rules already taken out")  # fmt: skip
@@ -567,7 +603,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.ablate is not None:
         print("\n".join(ablation_table(ablation(exact_counter(), args.ablate, projects))))
         return 0
-    if args.heldout:  # the thresholds chosen on every project's tune prompts
+    if args.unseen:
+        reports = [unseen_check(exact_counter(), keywords) for keywords in (False, True)]
+    elif args.heldout:  # the thresholds chosen on every project's tune prompts
         reports = [final_check(exact_counter(), keywords, projects) for keywords in (False, True)]
     else:
         reports = [evaluation(exact_counter(), keywords, projects) for keywords in (False, True)]
