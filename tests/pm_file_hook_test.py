@@ -418,3 +418,25 @@ def test_the_header_counts_exactly_when_its_pieces_are_known() -> None:
     # An unknown piece counts as its bytes: never less than the real count.
     odd = "zq9/xxyzzy_wobble.qqq"
     assert pm_path_index.header_tokens(table, odd) >= count(pm_path_index.header_line(odd) + "\n")
+
+
+def test_a_changed_archive_file_is_seen_at_the_next_call(project: Path, tmp_path: Path) -> None:
+    # The table's key takes the archive files' stamps: an archived epic given a Paths line
+    # governs its files from the next call on, without the block changing.
+    hook(project, tmp_path, "SessionStart")
+    migration = str(project / "db" / "migrations" / "0001_luxon_dates.sql")
+    assert tool(project, tmp_path, "Read", file_path=migration) == ""
+    archive = project / ".claude" / "memory" / "archive" / "2024-01-01.md"
+    archive.write_text(ARCHIVE.replace("**/*.tsx", "**/*.tsx, db/migrations/"))
+    assert tool(project, tmp_path, "Read", file_path=migration) == ""  # its support: too little
+    archive.write_text(
+        ARCHIVE.replace("**/*.tsx", "**/*.tsx, db/migrations/")
+        + "- `db/migrations/0001_luxon_dates.sql` stores dates as UTC\n"
+    )
+    assert tool(project, tmp_path, "Read", file_path=migration) == (
+        f"{LOADER_STAMP}\nFor db/migrations/0001_luxon_dates.sql:\n"
+        "UI-001 anti-patterns: `db/migrations/0001_luxon_dates.sql` stores dates as UTC\n"
+        # the entry naming it makes the file's path support its epic: the epic's other one too
+        "UI-001 anti-patterns: typing components as React.FC; write plain functions with typed "
+        "props\n"
+    )

@@ -7,6 +7,7 @@
 # No `from __future__ import annotations`: it is an import too; annotations here are strings.
 import marshal
 import os
+import stat
 import sys
 
 import hook_io
@@ -71,15 +72,16 @@ def archive_files(memory_path: str, root: "str | None") -> "list[tuple[str, byte
 def archive_stamp(memory_path: str, root: "str | None") -> str:
     """What the path table's key takes from the archive without reading it: each `*.md` file's
     name, size, modification time and inode (its link, not followed), newest name first; ""
-    when there is none or when the folder leads out of the project `root`."""
+    when there is none. A folder reached through a link gives its files' content instead."""
     if memory_path == "-":
         return ""
     folder = os.path.join(os.path.dirname(memory_path), ARCHIVE_DIR)
+    if root is not None and os.path.lexists(folder) and not plain_folder(root, folder):
+        # Reached through a link (archive_files says whether it stays inside): its content.
+        return "content:" + archive_digest(archive_files(memory_path, root))
     try:
-        if root is not None:
-            memory_io.inside_project(root, folder)
         names = sorted((n for n in os.listdir(folder) if n.endswith(".md")), reverse=True)
-    except (OSError, memory_io.OutsideProject):
+    except OSError:
         return ""
     stamps = []
     for name in names[:MAX_ARCHIVE_FILES]:
@@ -87,6 +89,24 @@ def archive_stamp(memory_path: str, root: "str | None") -> str:
         if stamp is not None and not memory_io.is_temp_name(name):
             stamps.append(f"{name}:{stamp}")
     return "|".join(stamps)
+
+
+def plain_folder(root: str, folder: str) -> bool:
+    """Whether `folder` is a folder under `root` reached through no link (one lstat a part
+    below the root): a link, even one that stays inside, makes the archive's stamp empty."""
+    top = os.path.abspath(root).rstrip(os.sep) + os.sep
+    path = os.path.abspath(folder)
+    if not path.startswith(top):
+        return False
+    for end in range(len(top), len(path) + 1):
+        if end == len(path) or path[end] == os.sep:
+            try:
+                mode = os.lstat(path[:end]).st_mode
+            except (OSError, ValueError):
+                return False
+            if not stat.S_ISDIR(mode):
+                return False
+    return True
 
 
 def table_key(block_key: str, stamp: str) -> str:
