@@ -440,3 +440,19 @@ def test_a_changed_archive_file_is_seen_at_the_next_call(project: Path, tmp_path
         "UI-001 anti-patterns: typing components as React.FC; write plain functions with typed "
         "props\n"
     )
+
+
+def test_a_changed_memory_file_is_seen_at_the_next_call(project: Path, tmp_path: Path) -> None:
+    # A call nothing governs is answered from the table stored under the memory file's stamp;
+    # a Paths line added to the file governs its files from the next call on.
+    hook(project, tmp_path, "SessionStart")
+    ledger = str(project / "billing" / "ledger" / "entries.py")
+    assert tool(project, tmp_path, "Read", file_path=ledger) == ""
+    assert tool(project, tmp_path, "Read", file_path=ledger) == ""  # the quick answer
+    memory = project / ".claude" / "memory" / "permanent_memory.md"
+    memory.write_text(
+        MEMORY.replace("**Paths:** billing/money/", "**Paths:** billing/money/, billing/ledger/")
+        + "- `billing/ledger/entries.py` holds amounts as integer minor units too\n"
+    )
+    out = tool(project, tmp_path, "Read", file_path=ledger)
+    assert out.startswith(f"{LOADER_STAMP}\nFor billing/ledger/entries.py:\nFEAT-009 "), out

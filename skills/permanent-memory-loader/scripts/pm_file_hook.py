@@ -100,6 +100,42 @@ def record_of(folder: str, payload: "dict[str, Any]") -> "tuple[str, str, bool]"
     return main, main, False
 
 
+def targets_of(payload: "dict[str, Any]", root: str) -> "list[tuple[str, bool]]":
+    """The project-relative paths the call touches (and whether each may be a folder), at most
+    MAX_TARGETS, each once."""
+    targets: list[tuple[str, bool]] = []
+    for path, maybe_folder in touched(payload.get("tool_input")):
+        relative = project_relative(root, payload.get("cwd"), path)
+        if relative and (relative, maybe_folder) not in targets:
+            targets.append((relative, maybe_folder))
+    return targets[:MAX_TARGETS]
+
+
+def quick_silence(
+    payload: "dict[str, Any]", root: str, memory_path: str, folder: str
+) -> "tuple[bool, str]":
+    """Whether the call can be answered with nothing before the memory file is read (it touches
+    no path, or the table stored under its quick key governs none of them); and, when that
+    table is not stored yet, the quick key to store it under once it is."""
+    targets = targets_of(payload, root)
+    if not targets:
+        return True, ""
+    if not folder:
+        return False, ""
+    key = pm_recall_store.quick_table_key(root, memory_path, pm_cache.code_stamp())
+    if not key:
+        return False, ""
+    slot = pm_recall_store.index_slot(pm_cache.block_slot(folder, memory_path))
+    table = pm_recall_store.read_table(slot, key, quick=True)
+    if table is None:
+        return False, key
+    for relative, maybe_folder in targets:
+        named, epics = pm_path_index.governing(table, relative, maybe_folder)
+        if named or epics:
+            return False, ""
+    return True, ""
+
+
 def file_context(
     payload: "dict[str, Any]",
     root: str,
@@ -110,21 +146,17 @@ def file_context(
     budgets: "tuple[int, int]",
     recall: "pm_recall_hook.Recall",
     render: "Callable[[pm_recall_hook.Recall], object]",
+    quick_key: str = "",
 ) -> str:
     """What a PreToolUse call adds: the blocks of the files it touches that something governs
     ("" for none). `render` renders the block on a cache miss, building the index and the path
-    table with `recall`."""
+    table with `recall`; the table is also stored under `quick_key` (quick_silence) when set."""
     call_budget, session_budget = budgets
     if call_budget <= 0 or session_budget <= 0:
         return ""
-    targets = []
-    for path, maybe_folder in touched(payload.get("tool_input")):
-        relative = project_relative(root, payload.get("cwd"), path)
-        if relative and (relative, maybe_folder) not in targets:
-            targets.append((relative, maybe_folder))
+    targets = targets_of(payload, root)
     if not targets:
         return ""
-    targets = targets[:MAX_TARGETS]
     recall.stamp = pm_recall_store.archive_stamp(memory_path, root)
     recall.key_by(block_key)
     recall.slot = pm_recall_store.index_slot(block_slot) if block_slot else ""
@@ -137,6 +169,8 @@ def file_context(
         table = recall.table
     if table is None:
         return ""
+    if quick_key and recall.slot:
+        pm_recall_store.store_table(recall.slot, quick_key, table, quick=True)
     found = []
     for relative, maybe_folder in targets:
         named, epics = pm_path_index.governing(table, relative, maybe_folder)

@@ -1,15 +1,14 @@
-# The loader's hook command (SessionStart, UserPromptSubmit, SubagentStart), run on every prompt
-# the user types: read the hook JSON and the plugin's options, find the memory file, take the
-# block from the cache (pm_cache) or render and store it on a miss (pm_load), and print it once
-# per session as hook JSON, or stay silent. The cache key includes whether each path the file's
-# entries name is there (pm_evidence: one lstat a path, the paths cached beside the block), so a
-# deleted file shows at the next run. The steady state uses only modules a bare interpreter has
-# already loaded, plus this one, pm_cache, pm_evidence, pm_file, pm_recall*, memory_io (the
-# path rule and bounded reads), hook_io, _json and _blake2
-# (hook_io reads and writes hook JSON with _json: the json package would cost more). This
-# lives in a module rather than in permanent_memory.py because Python caches a module's bytecode
-# but compiles a script on every run; compiling this code was most of the hook's cost on a bare
-# interpreter.
+# The loader's hook command (SessionStart, UserPromptSubmit, SubagentStart, PreToolUse for recall at
+# the file: pm_file_hook), run on every prompt the user types: read the hook JSON and the plugin's
+# options, find the memory file, take the block from the cache (pm_cache) or render and store it on
+# a miss (pm_load), and print it once per session as hook JSON, or stay silent. The cache key
+# includes whether each path the file's entries name is there (pm_evidence: one lstat a path, the
+# paths cached beside the block), so a deleted file shows at the next run. The steady state uses
+# only modules a bare interpreter has already loaded, plus this one, pm_cache, pm_evidence, pm_file,
+# pm_recall*, memory_io (the path rule and bounded reads), hook_io, _json and _blake2 (hook_io reads
+# and writes hook JSON with _json: the json package would cost more). This lives in a module rather
+# than in permanent_memory.py because Python caches a module's bytecode but compiles a script on
+# every run; compiling this code was most of the hook's cost on a bare interpreter.
 # No `from __future__ import annotations`: it is an import too; annotations here are strings.
 import os
 import sys
@@ -110,6 +109,15 @@ def hook_context(payload: "dict[str, Any]") -> "tuple[str, str]":
     project = os.environ.get("CLAUDE_PROJECT_DIR") or (cwd if isinstance(cwd, str) else "")
     root = project or os.getcwd()
     path = pm_file.memory_path(root)
+    quick = ""
+    if payload.get("hook_event_name") == "PreToolUse":
+        # A file tool's call: most touch nothing an epic governs, which the path table stored
+        # under the memory file's stamp says without reading the file.
+        import pm_file_hook
+
+        silent, quick = pm_file_hook.quick_silence(payload, root, path, pm_cache.cache_dir() or "")
+        if silent:
+            return "", ""
     try:
         data, size = pm_file.read_memory_file(path, root)
     except (FileNotFoundError, NotADirectoryError):
@@ -134,7 +142,7 @@ def hook_context(payload: "dict[str, Any]") -> "tuple[str, str]":
     event = payload.get("hook_event_name")
     if event == "PreToolUse":  # a file tool's call: recall at the file, never the block
         return file_context(
-            payload, root, path, folder or "", slot, key, data, size, options, content
+            payload, root, path, folder or "", slot, key, data, size, options, content, quick
         ), ""
     cached = pm_cache.read_block(slot, key) if slot and key else None
     session_id = payload.get("session_id")
@@ -169,6 +177,7 @@ def file_context(
     size: int,
     options: "tuple[int, int, int]",
     content: str,
+    quick: str = "",
 ) -> str:
     """PreToolUse: the blocks of the governed files the call touches (pm_file_hook, imported
     here: a prompt's steady state does without it)."""
@@ -183,7 +192,7 @@ def file_context(
         return render_and_store(data, size, options, slot, content, root, recall)
 
     return pm_file_hook.file_context(
-        payload, root, path, folder, slot, key, budgets, recall, render
+        payload, root, path, folder, slot, key, budgets, recall, render, quick
     )
 
 

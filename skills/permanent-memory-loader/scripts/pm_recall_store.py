@@ -109,9 +109,35 @@ def plain_folder(root: str, folder: str) -> bool:
     return True
 
 
+# The modules that build the path table beyond the block's (pm_cache.RENDER_MODULES).
+TABLE_MODULES = ("pm_path_index.py", "pm_globs.py", "pm_recall_hook.py")
+
+
 def table_key(block_key: str, stamp: str) -> str:
-    """The path table's key: the block's and the archive's stamp (archive_stamp)."""
-    return hook_io.digest(f"{block_key}|{stamp}|{marshal.version}|{sys.version}".encode())
+    """The path table's key: the block's, the archive's stamp (archive_stamp) and the code."""
+    code = hook_io.code_stamp(os.path.dirname(os.path.abspath(__file__)), TABLE_MODULES)
+    return hook_io.digest(f"{block_key}|{stamp}|{code}|{marshal.version}|{sys.version}".encode())
+
+
+def quick_table_key(root: str, memory_path: str, code: str) -> str:
+    """A second key the path table is stored under, which a file tool's call can make without
+    reading the memory file: its stamp (size, modification time, inode, by lstat, in a folder
+    reached through no link), the archive's stamp and the code (`code`: the block's modules' and
+    the table's stamps). "" when the memory file is not a plain file there."""
+    if not plain_folder(root, os.path.dirname(memory_path)):
+        return ""
+    try:
+        status = os.lstat(memory_path)
+    except (OSError, ValueError):
+        return ""
+    if not stat.S_ISREG(status.st_mode):
+        return ""
+    memory = f"{status.st_size}:{status.st_mtime_ns}:{status.st_ino}"
+    archive = archive_stamp(memory_path, root)
+    here = os.path.dirname(os.path.abspath(__file__))
+    tables = hook_io.code_stamp(here, TABLE_MODULES)
+    key = f"quick|{code}|{tables}|{memory}|{archive}|{marshal.version}|{sys.version}"
+    return hook_io.digest(key.encode())
 
 
 def archive_digest(files: "list[tuple[str, bytes]]") -> str:
@@ -155,9 +181,15 @@ def table_slot(slot: str) -> str:
     return slot.rsplit(".", 1)[0] + ".table"
 
 
-def read_table(slot: str, key: str) -> "PathTable | None":
-    """The path table stored under key beside the index `slot`, or None."""
-    entry = read_small(table_slot(slot), MAX_INDEX_BYTES)
+def quick_slot(slot: str) -> str:
+    """Beside the index: the path table again, under its quick key (quick_table_key)."""
+    return slot.rsplit(".", 1)[0] + ".quick"
+
+
+def read_table(slot: str, key: str, quick: bool = False) -> "PathTable | None":
+    """The path table stored under key beside the index `slot` (`quick`: its copy under the
+    quick key), or None."""
+    entry = read_small((quick_slot if quick else table_slot)(slot), MAX_INDEX_BYTES)
     body = None if entry is None else hook_io.unsealed(entry, TABLE_FORMAT, key)
     if body is None:
         return None
@@ -170,11 +202,11 @@ def read_table(slot: str, key: str) -> "PathTable | None":
     return table
 
 
-def store_table(slot: str, key: str, table: "PathTable") -> None:
+def store_table(slot: str, key: str, table: "PathTable", quick: bool = False) -> None:
     try:
         os.makedirs(os.path.dirname(slot), mode=0o700, exist_ok=True)
         sealed = hook_io.sealed(TABLE_FORMAT, key, marshal.dumps(table))
-        memory_io.atomic_write(table_slot(slot), sealed, durable=False)
+        memory_io.atomic_write((quick_slot if quick else table_slot)(slot), sealed, durable=False)
     except (OSError, memory_io.MemoryIOError):
         pass  # as store_index: the block's entry says it, and the table is only built again
 
