@@ -1,7 +1,9 @@
 """Recall at the file end to end, in the real Claude Code CLI and the real Codex CLI: a scripted
 model reads a file an epic governs, edits it, reads it again, then reads a file nothing
 governs. The epic's entries reach the model once, with the first read, so before the edit; the
-ungoverned file and the second read of the governed one add nothing."""
+ungoverned file and the second read of the governed one add nothing. In Claude Code a shell
+command that reads the file first adds nothing either: the hook's `if` keeps it to a shell
+`apply_patch` there (Codex, which does not read `if`, runs it on every shell command)."""
 
 from __future__ import annotations
 
@@ -89,10 +91,12 @@ def test_claude_code_gives_the_entries_once_with_the_first_read(
             return None
         step = len(steps)
         steps.append(body)
-        target = project / (UNGOVERNED if step == 3 else GOVERNED)
-        if step in (0, 2, 3):
+        target = project / (UNGOVERNED if step == 4 else GOVERNED)
+        if step == 0:  # a shell command on the file: the hook's `if` keeps it from running
+            return [tool_use("Bash", {"command": f"cat {GOVERNED}", "description": "read"})]
+        if step in (1, 3, 4):
             return [tool_use("Read", {"file_path": str(target)})]
-        if step == 1:
+        if step == 2:
             edit = {"file_path": str(target), "old_string": OLD, "new_string": NEW}
             return [tool_use("Edit", {**edit, "replace_all": False})]
         return [fake_anthropic.text("Noted.")]
@@ -105,16 +109,21 @@ def test_claude_code_gives_the_entries_once_with_the_first_read(
         out = user.ok("-p", prompt, *flags, "--permission-mode", "acceptEdits", cwd=project)
         assert json.loads(out)["result"] == "Noted.", out
         assert api.responder_errors == [] and api.outside_requests() == []
-    assert len(steps) == 5, len(steps)
+    assert len(steps) == 6, len(steps)
     results = [last_tool_results(body) for body in steps[1:]]
-    assert [len(r) for r in results] == [1, 1, 1, 1] and not any(r[0].is_error for r in results)
+    assert [len(r) for r in results] == [1, 1, 1, 1, 1], results
+    assert not any(r[0].is_error for r in results), results
+    # The shell command read the file and added nothing (Claude Code ran no hook for it).
+    after_shell = [t for m in steps[1]["messages"][-1:] for t in _texts_of(m)]
+    assert "TOLERANCE_SECONDS" in "".join(after_shell), after_shell
+    assert copies("[permanent-memory | trust:file]\nFor ", after_shell) == 0, stamped(after_shell)
     # The request that asks for the edit carries the block once, with the first read's result.
-    before_edit = [t for m in steps[1]["messages"][-1:] for t in _texts_of(m)]
+    before_edit = [t for m in steps[2]["messages"][-1:] for t in _texts_of(m)]
     print(f"\nthe first read's turn, as sent:\n{stamped(before_edit)}")
     assert copies(block, before_edit) == 1, stamped(before_edit)
     assert copies(f"PreToolUse:Read hook additional context: {block}", before_edit) == 1
     # Nothing more: the edit, the second read and the ungoverned file add no block.
-    for body in steps[2:]:
+    for body in steps[3:]:
         last = [t for m in body["messages"][-1:] for t in _texts_of(m)]
         assert copies("[permanent-memory | trust:file]\nFor ", last) == 0, stamped(last)
     every = [t for m in steps[-1]["messages"] for t in _texts_of(m)]
