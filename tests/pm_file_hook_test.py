@@ -456,3 +456,51 @@ def test_a_changed_memory_file_is_seen_at_the_next_call(project: Path, tmp_path:
     )
     out = tool(project, tmp_path, "Read", file_path=ledger)
     assert out.startswith(f"{LOADER_STAMP}\nFor billing/ledger/entries.py:\nFEAT-009 "), out
+
+
+def imports_of(project: Path, tmp: Path, tool_input: dict[str, Any]) -> tuple[str, set[str]]:
+    """A PreToolUse call's context and the modules it imported beyond a bare interpreter."""
+    import subprocess
+    import sys
+
+    env = clean_env(tmp, CLAUDE_PROJECT_DIR=str(project))
+    payload = {"session_id": "s1", "hook_event_name": "PreToolUse", "cwd": str(project)}
+    stdin = json.dumps({**payload, "tool_name": "Read", "tool_input": tool_input}).encode()
+
+    def modules(argv: list[str], data: bytes) -> tuple[str, set[str]]:
+        done = subprocess.run(
+            [sys.executable, "-X", "importtime", *argv], input=data, capture_output=True,
+            env=env, timeout=60, check=True,
+        )  # fmt: skip
+        found = {
+            line.split("|")[-1].strip()
+            for line in done.stderr.decode().splitlines()
+            if line.startswith("import time:")
+        }
+        return done.stdout.decode(), found
+
+    out, found = modules([str(LOADER), "hook"], stdin)
+    _, floor = modules(["-c", "pass"], b"")
+    return out, found - floor
+
+
+def test_a_call_nothing_governs_reads_no_memory_and_loads_nothing_heavy(
+    project: Path, tmp_path: Path
+) -> None:
+    hook(project, tmp_path, "SessionStart")
+    other = {"file_path": str(project / "README.md")}
+    tool(project, tmp_path, "Read", **other)  # the first call stores the quick table
+    out, loaded = imports_of(project, tmp_path, other)
+    assert out == ""
+    # The quick answer: no json package, no re, no tokenizer, no parser, no index, no scoring;
+    # not even the modules that read and key the memory file's block.
+    assert loaded <= {
+        "pm_hook", "pm_cache", "pm_evidence", "pm_file", "pm_limits", "pm_recall",
+        "pm_recall_hook", "pm_recall_store", "memory_io", "hook_io", "_json", "_blake2",
+        "pm_file_hook", "pm_path_index", "pm_globs",
+    }, loaded  # fmt: skip
+    governed = {"file_path": str(project / "billing/webhooks/stripe_events.py")}
+    out, loaded = imports_of(project, tmp_path, governed)
+    assert out.startswith('{"hookSpecificOutput"') and "For billing/webhooks" in out
+    assert not {m for m in loaded if m.split(".")[0] in {"re", "yaml", "tiktoken", "json"}}
+    assert not loaded & {"pm_parse", "pm_render", "pm_load", "pm_recall_index", "pm_tokens"}
