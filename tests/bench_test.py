@@ -66,6 +66,7 @@ PRODUCT_COMMANDS = [
     "evidence_miss",
     "recall_hook_many",
     "recall_demo_silent",
+    "recall_demo_quiet",
     "file_silent",
     "file_match",
 ]
@@ -444,6 +445,7 @@ def test_plan_lists_every_row_with_its_floor_and_targets(tmp_path: Path) -> None
         "capture_huge": ("save", "yaml_floor", None, 500.0, None, ""),
         "recall_hook_many": ("recall", "f0", 1.3, None, None, ""),
         "recall_demo_silent": ("recall", "f0", 1.15, None, None, ""),
+        "recall_demo_quiet": ("recall", "f0", 1.15, None, None, ""),
         "file_silent": ("file", "f0", 1.15, None, None, ""),
         "file_match": ("file", "f0", 1.3, None, None, ""),
     }

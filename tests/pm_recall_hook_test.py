@@ -219,3 +219,49 @@ def test_archive_digest_changes_with_any_file(project: Path) -> None:
     (project / ".claude" / "memory" / "archive" / "2024-01-01.md").write_text(ARCHIVE + "- more\n")
     after = pm_recall_store.archive_digest(pm_recall_store.archive_files(memory, str(project)))
     assert before != after
+
+
+def loaded_by(project: Path, tmp: Path, prompt: str) -> tuple[str, set[str]]:
+    """A prompt's context and the recall modules the hook imported for it."""
+    import subprocess
+    import sys
+
+    env = clean_env(tmp, CLAUDE_PROJECT_DIR=str(project))
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", str(LOADER), "hook"],
+        input=payload(project, "UserPromptSubmit", prompt=prompt), capture_output=True,
+        env=env, timeout=60, check=True,
+    )  # fmt: skip
+    found = {
+        line.split("|")[-1].strip()
+        for line in done.stderr.decode().splitlines()
+        if line.startswith("import time:")
+    }
+    return done.stdout.decode(), found & {"pm_recall", "pm_recall_hook", "pm_recall_store"}
+
+
+def test_a_prompt_recall_could_score_nothing_in_loads_no_index(
+    project: Path, tmp_path: Path
+) -> None:
+    # No word recall could score and a block the session has: nothing read, nothing kept.
+    hook(project, tmp_path, "SessionStart")
+    assert loaded_by(project, tmp_path, "") == ("", set())
+    assert loaded_by(project, tmp_path, "yes, go on!") == ("", {"pm_recall"})
+    # A prompt with a word recall scores, or what may be an epic's ID (X-5 has no word of two
+    # letters), is scored as before: the index is read.
+    assert loaded_by(project, tmp_path, "invoices please")[1] == {
+        "pm_recall", "pm_recall_hook", "pm_recall_store",
+    }  # fmt: skip
+    assert "pm_recall_hook" in loaded_by(project, tmp_path, "do X-5")[1]
+    assert loaded_by(project, tmp_path, "2: carry on") == ("", {"pm_recall"})
+    # The block not received yet (it changed): recall runs, to record the lines it shows.
+    memory = project / ".claude" / "memory" / "permanent_memory.md"
+    memory.write_text(MEMORY + "\n## Epic: NEW-001 — Fresh\n\n### Gotchas discovered\n- new one\n")
+    out, loaded = loaded_by(project, tmp_path, "yes")
+    assert "Epic NEW-001 (Fresh):" in out and "pm_recall_hook" in loaded
+    assert hook(project, tmp_path, "UserPromptSubmit", prompt="new one") == ""
+    # A quiet prompt is not kept among the session's last prompts, which recall at the file
+    # reads ("", "yes, go on!", "new one": stop words only); the others are, "yes" included,
+    # since its block had changed.
+    [kept] = list(tmp_path.rglob("s1.prompts"))
+    assert kept.read_text(encoding="utf-8").split("\0") == ["invoices please", "do X-5", "yes"]

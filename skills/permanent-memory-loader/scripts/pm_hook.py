@@ -5,8 +5,10 @@
 # includes whether each path the file's entries name is there (pm_evidence: one lstat a path, the
 # paths cached beside the block), so a deleted file shows at the next run. The steady state uses
 # only modules a bare interpreter has already loaded, plus this one, pm_cache, pm_evidence, pm_file,
-# pm_recall*, memory_io (the path rule and bounded reads), hook_io, _json and _blake2 (hook_io reads
-# and writes hook JSON with _json: the json package would cost more). This lives in a module rather
+# memory_io (the path rule and bounded reads), hook_io, _json and _blake2 (hook_io reads and writes
+# hook JSON with _json: the json package would cost more), and pm_recall* when recall has work: a
+# prompt with no word it could score ("yes", "go on") whose block went out already loads none of
+# them (quiet_prompt). This lives in a module rather
 # than in permanent_memory.py because Python caches a module's bytecode but compiles a script on
 # every run; compiling this code was most of the hook's cost on a bare interpreter.
 # No `from __future__ import annotations`: it is an import too; annotations here are strings.
@@ -18,13 +20,13 @@ import pm_cache
 import pm_evidence
 import pm_file
 import pm_limits
-import pm_recall
-import pm_recall_hook
 from pm_cache import note
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    import pm_recall_hook
 
 HELP = "Claude Code hook (session start, prompts, subagents, file tools)"
 HOOK_MAX_CHARS = 10000
@@ -94,8 +96,14 @@ def every_turn() -> bool:
     return value in ("1", "true", "yes", "on")
 
 
+# The events prompt-time recall takes part in (pm_recall_hook.EVENTS).
+RECALL_EVENTS = ("SessionStart", "UserPromptSubmit")
+
+
 def recall_budgets() -> "tuple[int, int]":
     """The recall block's tokens per prompt and per session (0 turns recall off)."""
+    import pm_recall
+
     return (
         int_option("RECALL_PROMPT_TOKENS", pm_recall.PROMPT_BUDGET, pm_recall.MIN_BUDGET),
         int_option("RECALL_SESSION_TOKENS", pm_recall.SESSION_BUDGET, pm_recall.MIN_BUDGET),
@@ -150,7 +158,9 @@ def hook_context(payload: "dict[str, Any]") -> "tuple[str, str]":
     if folder and isinstance(session_id, str) and session_id:
         session = pm_cache.session_file(folder, session_id)
     recall = None
-    if session and event in pm_recall_hook.EVENTS:
+    if session and event in RECALL_EVENTS and not quiet_prompt(payload, cached, session):
+        import pm_recall_hook
+
         recall = pm_recall_hook.Recall(session, event, payload, recall_budgets())
         recall.look_up(path, root, slot, key)
     if cached is not None and (recall is None or recall.ready):
@@ -164,6 +174,33 @@ def hook_context(payload: "dict[str, Any]") -> "tuple[str, str]":
     if recall is not None:
         return recall.add_to(sent), status
     return sent, status
+
+
+def quiet_prompt(payload: "dict[str, Any]", cached: "tuple[str, str] | None", session: str) -> bool:
+    """A prompt recall has nothing to do for: no word it could score or epic ID it could find
+    ("", "yes", "go on", "2: carry on"), and a block this session has received already
+    (cached and marked sent), whose lines recall recorded when it went out. Nothing is scored,
+    no index read, and the prompt is not kept among the session's last prompts, which recall
+    at the file reads for support: it could support nothing."""
+    prompt = payload.get("prompt")
+    if payload.get("hook_event_name") != "UserPromptSubmit" or not isinstance(prompt, str):
+        return False
+    if cached is None or not pm_cache.was_sent(session, pm_cache.sent_mark(cached[0])):
+        return False
+    if prompt.strip():
+        import pm_recall
+
+        scored = prompt[: pm_recall.PROMPT_PREFIX_CHARS]
+        if pm_recall.terms(scored) or any(may_name_an_epic(word) for word in scored.split()):
+            return False
+    return True
+
+
+def may_name_an_epic(word: str) -> bool:
+    """Whether a word of a prompt without terms could still be an epic's ID (three characters
+    or more, a digit among them, as pm_recall.named_epics finds them: `X-1`, `1.2.3`)."""
+    bare = word.strip(".,;:!?()[]{}'\"")
+    return len(bare) >= 3 and any(char.isdigit() for char in bare)
 
 
 def file_context(
@@ -183,6 +220,8 @@ def file_context(
     here: a prompt's steady state does without it)."""
     import pm_file_hook
     import pm_path_index
+    import pm_recall
+    import pm_recall_hook
 
     per_call = int_option("RECALL_FILE_TOKENS", pm_path_index.FILE_BUDGET, pm_recall.MIN_BUDGET)
     budgets = (per_call, recall_budgets()[1])
