@@ -264,4 +264,27 @@ def test_a_prompt_recall_could_score_nothing_in_loads_no_index(
     # reads ("", "yes, go on!", "new one": stop words only); the others are, "yes" included,
     # since its block had changed.
     [kept] = list(tmp_path.rglob("s1.prompts"))
-    assert kept.read_text(encoding="utf-8").split("\0") == ["invoices please", "do X-5", "yes"]
+    record = str(kept)[: -len(".prompts")] + ".recall"
+    assert pm_recall_store.read_prompts(record) == ["invoices please", "do X-5", "yes"]
+
+
+def test_the_last_prompts_are_appended_then_cut_back(tmp_path: Path) -> None:
+    record = str(tmp_path / "sessions" / "s1.recall")
+    path = pm_recall_store.prompts_file(record)
+    pm_recall_store.note_prompt(record, "first")
+    pm_recall_store.note_prompt(record, "")  # nothing to keep: the file is not touched
+    pm_recall_store.note_prompt(record, "a\0b" + "x" * 700)
+    assert Path(path).read_bytes() == b"\0first\0a b" + b"x" * 597
+    assert pm_recall_store.read_prompts(record) == ["first", "a b" + "x" * 597]
+    # A file an earlier version wrote (no leading NUL) reads the same with a prompt appended.
+    Path(path).write_bytes(b"old one\0old two")
+    pm_recall_store.note_prompt(record, "new")
+    assert pm_recall_store.read_prompts(record) == ["old one", "old two", "new"]
+    for n in range(60):  # past PROMPTS_COMPACT: rewritten with the last three only
+        pm_recall_store.note_prompt(record, f"prompt {n} " + "y" * 590)
+    assert os.path.getsize(path) <= pm_recall_store.PROMPTS_COMPACT
+    assert [p[:10] for p in pm_recall_store.read_prompts(record)] == [
+        "prompt 57 ", "prompt 58 ", "prompt 59 ",
+    ]  # fmt: skip
+    pm_recall_store.note_prompt(record, None)
+    assert not os.path.exists(path) and pm_recall_store.read_prompts(record) == []

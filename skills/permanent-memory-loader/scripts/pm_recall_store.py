@@ -27,6 +27,8 @@ TABLE_VERSION = 1  # pm_path_index.TABLE_FORMAT (not imported: a cache miss chec
 # The prompts a session's file tool calls are matched against: its last few, this much of each.
 PROMPTS_KEPT = 3
 PROMPT_CHARS = 600
+# The last prompts' file grows by one prompt at a time and is cut back to PROMPTS_KEPT past this.
+PROMPTS_COMPACT = 16 * 1024
 ARCHIVE_DIR = "archive"
 # The archive read for recall: at most this many files (newest names first), each of at most
 # pm_file.CERTAIN_SKIP_BYTES, all together at most this many bytes; the rest is left out.
@@ -313,19 +315,30 @@ def read_prompts(record: str) -> "list[str]":
 
 def note_prompt(record: str, prompt: "str | None") -> None:
     """Keep `prompt` (its first PROMPT_CHARS characters) among the session's last prompts; None
-    forgets them (a new context)."""
+    forgets them (a new context). The prompt is appended to the file, a NUL before it: on every
+    prompt no new file and no rename (which cost more than the rest of a prompt's recall), and
+    the file is rewritten with its last PROMPTS_KEPT prompts once it is past PROMPTS_COMPACT."""
+    path = prompts_file(record)
     if prompt is None:
         try:
-            os.unlink(prompts_file(record))
+            os.unlink(path)
         except OSError:
             pass
         return
-    kept = read_prompts(record)
-    if prompt:
-        kept = [*kept, prompt[:PROMPT_CHARS].replace("\0", " ")][-PROMPTS_KEPT:]
+    if not prompt:
+        return
+    entry = ("\0" + prompt[:PROMPT_CHARS].replace("\0", " ")).encode("utf-8", "replace")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0)
     try:
         os.makedirs(os.path.dirname(record), mode=0o700, exist_ok=True)
-        data = "\0".join(kept).encode("utf-8", "replace")
-        memory_io.atomic_write(prompts_file(record), data, durable=False)
+        fd = os.open(path, flags, 0o600)
+        try:
+            os.write(fd, entry)
+            size = os.fstat(fd).st_size
+        finally:
+            os.close(fd)
+        if size > PROMPTS_COMPACT:
+            kept = "\0".join(read_prompts(record)).encode("utf-8", "replace")
+            memory_io.atomic_write(path, kept, durable=False)
     except (OSError, memory_io.MemoryIOError):
         pass
