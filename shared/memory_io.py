@@ -121,20 +121,25 @@ def read_regular(path: "PathArg", limit: int, follow: bool = True) -> "tuple[byt
     try:
         if status.st_size > limit:
             return None, status.st_size
-        chunks = []
-        size = 0
-        while size <= limit:
-            chunk = os.read(fd, limit + 1 - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
+        data = read_at_most(fd, limit + 1)
     finally:
         os.close(fd)
-    data = b"".join(chunks)
     if len(data) > limit:  # it grew while being read
         return None, len(data)
     return data, len(data)
+
+
+def read_at_most(fd: int, limit: int) -> bytes:
+    """Up to `limit` bytes from fd's position to its end, in as many reads as that takes."""
+    chunks = []
+    size = 0
+    while size < limit:
+        chunk = os.read(fd, limit - size)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
 
 
 def _create_failure(exc: OSError) -> str:

@@ -368,3 +368,21 @@ def test_locked_follows_a_link_to_a_directory(memory_io: ModuleType, tmp_path: P
     with memory_io.locked(tmp_path / "link"):
         assert _is_locked(tmp_path / "real")
     assert list((tmp_path / "real").iterdir()) == []
+
+
+def test_read_at_most_reads_to_the_limit_or_the_end(memory_io: ModuleType, tmp_path: Path) -> None:
+    (tmp_path / "f").write_bytes(b"0123456789")
+    fd = os.open(tmp_path / "f", os.O_RDONLY)
+    try:
+        assert memory_io.read_at_most(fd, 4) == b"0123"
+        assert memory_io.read_at_most(fd, 100) == b"456789"  # from where the last read stopped
+        assert memory_io.read_at_most(fd, 5) == b""
+    finally:
+        os.close(fd)
+    read, write = os.pipe()  # short reads: a pipe gives what was written so far
+    os.write(write, b"ab")
+    os.close(write)
+    try:
+        assert memory_io.read_at_most(read, 10) == b"ab"
+    finally:
+        os.close(read)

@@ -46,16 +46,10 @@ def transcript_summary(path: str) -> str | None:
     try:
         start = max(status.st_size - TRANSCRIPT_TAIL, 0)
         os.lseek(fd, start, os.SEEK_SET)
-        chunks, size = [], 0
-        while size < TRANSCRIPT_TAIL:
-            chunk = os.read(fd, TRANSCRIPT_TAIL - size)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
+        tail = memory_io.read_at_most(fd, TRANSCRIPT_TAIL)
     finally:
         os.close(fd)
-    lines = b"".join(chunks).split(b"\n")
+    lines = tail.split(b"\n")
     if start:
         lines = lines[1:]  # the first may be cut
     for line in reversed(lines):
