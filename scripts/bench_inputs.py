@@ -27,13 +27,15 @@ ENTRIES = {  # each skill's command-line entry, under skills/
     "loader": "permanent-memory-loader/scripts/permanent_memory.py",
     "manager": "ski-memory-manager/scripts/memory_manager.py",
 }
-sys.path[:0] = [str((ROOT / "skills" / entry).parent) for entry in ENTRIES.values()]
+MANAGER_DIR = str((ROOT / "skills" / ENTRIES["manager"]).parent)
+sys.path.insert(0, MANAGER_DIR)
 # The product's own constants and token counter, never restated here.
+import loader_path  # noqa: E402, F401
 import mm_render  # type: ignore[import-not-found]  # noqa: E402
 import pm_render  # type: ignore[import-not-found]  # noqa: E402
 import pm_tokens  # type: ignore[import-not-found]  # noqa: E402
 
-del sys.path[:2]
+sys.path.remove(MANAGER_DIR)
 # The tokenizer floor: the loader's encoding loaded as the loader loads it.
 TOKENIZER_FLOOR = f"import sys; sys.path.insert(0, {str(Path(pm_tokens.__file__).parent)!r})"
 TOKENIZER_FLOOR += "; import pm_tokens; pm_tokens.load_tiktoken_encoding()"

@@ -36,9 +36,12 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import loader_path  # noqa: F401
+import pm_file_hook  # type: ignore[import-not-found]
+import pm_path_index  # type: ignore[import-not-found]
+import pm_recall  # type: ignore[import-not-found]
 from recall_eval import (
     PROJECTS_DATA,
-    ROOT,
     UNSEEN_DATA,
     exact_counter,
     folder_projects,
@@ -46,13 +49,6 @@ from recall_eval import (
     recall_index,
     recall_outcome,
 )
-
-sys.path.insert(0, str(ROOT / "skills" / "permanent-memory-loader" / "scripts"))
-import pm_file_hook  # type: ignore[import-not-found]
-import pm_path_index  # type: ignore[import-not-found]
-import pm_recall  # type: ignore[import-not-found]
-
-del sys.path[0]
 
 CHANNELS = ("prompt", "file", "both")
 # Held out and leave-one-project-out, both channels together.

@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "skills" / "permanent-memory-loader" / "scripts"))
+sys.path.insert(0, str(ROOT / "scripts"))
+import loader_path  # noqa: E402, F401
 import pm_load  # type: ignore[import-not-found]  # noqa: E402
 import pm_parse  # type: ignore[import-not-found]  # noqa: E402
 import pm_recall  # type: ignore[import-not-found]  # noqa: E402
@@ -37,8 +38,6 @@ import pm_recall_index  # type: ignore[import-not-found]  # noqa: E402
 import pm_recall_store  # type: ignore[import-not-found]  # noqa: E402
 import pm_render  # type: ignore[import-not-found]  # noqa: E402
 import pm_tokens  # type: ignore[import-not-found]  # noqa: E402
-
-del sys.path[0]
 
 RECALL_DATA = ROOT / "tests" / "recall"
 PROJECTS_DATA = ROOT / "tests" / "projects"

@@ -21,9 +21,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-sys.path.insert(
-    0, str(Path(__file__).resolve().parent.parent / "skills/permanent-memory-loader/scripts")
-)
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import loader_path  # noqa: F401
 import pm_globs
 
 MAX_FILES = 30

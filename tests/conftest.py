@@ -18,11 +18,16 @@ MANAGER_DIR = ROOT / "skills" / "ski-memory-manager" / "scripts"
 
 E2E_DIR = ROOT / "scripts" / "e2e"
 
-# The skill scripts import their siblings as top-level modules when run from their folder;
-# tests import them the same way, and the end-to-end helpers (fake_anthropic, e2e_env) too.
+# The skill scripts import their siblings as top-level modules when run from their folder (the
+# loader's from its module folders too, permanent_memory.FOLDERS); tests import them the same
+# way, and the end-to-end helpers (fake_anthropic, e2e_env) too.
 for folder in (E2E_DIR, LOADER_DIR, MANAGER_DIR):
     if str(folder) not in sys.path:
         sys.path.insert(0, str(folder))
+LOADER_FOLDERS = [Path(folder) for folder in __import__("permanent_memory").FOLDERS]
+for folder in LOADER_FOLDERS:
+    if str(folder) not in sys.path:
+        sys.path.insert(sys.path.index(str(LOADER_DIR)) + 1, str(folder))
 
 SKILL_DIRS = {"loader": LOADER_DIR, "manager": MANAGER_DIR}
 

@@ -555,8 +555,9 @@ def test_the_hit_path_is_loaded_from_cached_bytecode(tmp_path: Path, project: Pa
     assert len(SCRIPT.read_text().splitlines()) < 50
     env = clean_env(tmp_path, CLAUDE_PROJECT_DIR=str(project))
     run(["hook"], stdin=hook_json("SessionStart"), env=env)
-    for module in ("pm_hook", "pm_cache", "pm_file"):
-        assert list((LOADER_DIR / "__pycache__").glob(f"{module}.*.pyc")), module
+    for module in ("pm_hook", "core/pm_cache", "core/pm_file"):
+        folder, _, name = module.rpartition("/")
+        assert list((LOADER_DIR / folder / "__pycache__").glob(f"{name}.*.pyc")), module
 
 
 def test_cache_hit_for_an_unchanged_prompt_writes_nothing(tmp_path: Path, project: Path) -> None:

@@ -282,6 +282,7 @@ KILLED_AT_REPLACE = """
 import os, sys
 sys.path.insert(0, sys.argv[1])
 import permanent_memory
+sys.path[1:1] = permanent_memory.FOLDERS
 calls = []
 real = os.replace
 def replace(src, dst):

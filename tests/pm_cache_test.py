@@ -12,6 +12,7 @@ from pathlib import Path
 import hook_io
 import memory_io
 import pm_cache
+import pm_recall_store
 import pytest
 from support import (
     LOADER,
@@ -47,21 +48,24 @@ def test_cache_entry_round_trip_and_damage(tmp_path: Path) -> None:
 def test_code_stamp_names_every_rendering_module() -> None:
     assert set(pm_cache.RENDER_MODULES) == {
         "pm_hook.py",
-        "pm_cache.py",
-        "pm_evidence.py",
-        "pm_file.py",
-        "pm_fit.py",
-        "pm_load.py",
-        "pm_parse.py",
-        "pm_render.py",
-        "pm_tokens.py",
-        "pm_recall.py",
-        "pm_recall_index.py",
-        "pm_recall_store.py",
+        "core/pm_cache.py",
+        "evidence/pm_evidence.py",
+        "evidence/pm_evidence_git.py",
+        "core/pm_file.py",
+        "core/pm_fit.py",
+        "core/pm_load.py",
+        "core/pm_meta_lines.py",
+        "core/pm_parse.py",
+        "core/pm_render.py",
+        "core/pm_tokens.py",
+        "recall/pm_recall.py",
+        "recall/pm_recall_index.py",
+        "recall/pm_recall_store.py",
         "memory_text.py",
     }
-    stamp = hook_io.code_stamp(pm_cache.HERE, pm_cache.RENDER_MODULES)
-    assert "-" not in stamp.split(",")  # every one of them exists
+    for names in (pm_cache.RENDER_MODULES, pm_recall_store.TABLE_MODULES):
+        stamp = hook_io.code_stamp(pm_cache.LOADER, names)
+        assert "-" not in stamp.split(","), names  # every one of them exists
 
 
 def test_write_atomic_creates_private_folders_and_leaves_no_temporary(tmp_path: Path) -> None:

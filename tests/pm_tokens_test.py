@@ -172,7 +172,7 @@ def run_python(code: str, *flags: str, env: dict[str, str] | None = None) -> str
         text=True,
         timeout=120,
         env=env,
-        cwd=str(LOADER_DIR),
+        cwd=str(LOADER_DIR / "core"),  # pm_tokens's folder: sys.path[0] of `python -c`
         check=True,
     )
     return result.stdout

@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
 """Print the budgeted permanent-memory block for a project (see SKILL.md)."""
 
-# The entry point of the skill and of the plugin's per-prompt hook. Python compiles a script on
-# every run and never caches it, so this file is only the dispatch: the hook's steady state is
-# pm_hook (loaded from cached bytecode), each other command is a module with main(argv).
+# The entry of the skill and of the plugin's hooks. Python compiles a script on every run, so this
+# is only the dispatch: the hook is pm_hook (cached bytecode), each command a module's main(argv).
 import os
 import sys
 
-if __package__:  # installed with pip: the folder's modules import each other by name, as here
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
+HERE = os.path.dirname(os.path.realpath(__file__))  # as sys.path[0]: links resolved
+# The modules sit in folders by job (docs/code.md), each on sys.path: they import each other by name
+FOLDERS = [os.path.join(HERE, d) for d in ("core", "evidence", "recall", "reading", "writing")]
+if __package__:  # installed with pip
+    sys.path[:0] = [HERE, *FOLDERS]
+elif __name__ == "__main__":  # run as a script: sys.path[0] is this folder
+    sys.path[1:1] = FOLDERS
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -41,8 +44,6 @@ def main(argv: "Sequence[str] | None" = None) -> int:
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["hook"]:
-        # The hook runs on every prompt: keep its modules' bytecode even where
-        # PYTHONDONTWRITEBYTECODE is set (container images often do), or every run compiles
-        # them again. In a read-only skill folder none is written and nothing else changes.
+        # Keep the hook's bytecode (every prompt runs it) even under PYTHONDONTWRITEBYTECODE.
         sys.dont_write_bytecode = False
     raise SystemExit(main())

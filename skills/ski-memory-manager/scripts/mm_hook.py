@@ -184,6 +184,9 @@ def permanent_context(payload: dict[str, Any]) -> tuple[str, str]:
         return "", ""
     if LOADER_SCRIPTS not in sys.path:
         sys.path.append(LOADER_SCRIPTS)
+        import permanent_memory  # type: ignore[import-not-found,unused-ignore]
+
+        sys.path.extend(permanent_memory.FOLDERS)  # its modules' folders
     import pm_hook  # type: ignore[import-not-found,unused-ignore]
 
     block, status = pm_hook.hook_context(payload)

@@ -24,23 +24,26 @@ MAX_ENTRY_BYTES = 10000 * 4 + 256
 # targets, each a line of at most pm_evidence.MAX_PATH_CHARS characters (300) in UTF-8.
 MAX_PATHS_BYTES = 2 * 1000 * (300 * 4 + 1) + 256
 SESSION_STATE_DAYS = 30
-# The modules whose code decides the block: a change to any of them invalidates the cache.
+# The modules whose code decides the block, from the loader's folder (LOADER): a change to any of
+# them invalidates the cache.
 RENDER_MODULES = (
     "pm_hook.py",
-    "pm_cache.py",
-    "pm_evidence.py",
-    "pm_file.py",
-    "pm_fit.py",
-    "pm_load.py",
-    "pm_parse.py",
-    "pm_render.py",
-    "pm_tokens.py",
-    "pm_recall.py",
-    "pm_recall_index.py",
-    "pm_recall_store.py",
+    "core/pm_cache.py",
+    "evidence/pm_evidence.py",
+    "evidence/pm_evidence_git.py",
+    "core/pm_file.py",
+    "core/pm_fit.py",
+    "core/pm_load.py",
+    "core/pm_meta_lines.py",
+    "core/pm_parse.py",
+    "core/pm_render.py",
+    "core/pm_tokens.py",
+    "recall/pm_recall.py",
+    "recall/pm_recall_index.py",
+    "recall/pm_recall_store.py",
     "memory_text.py",
 )
-HERE = os.path.dirname(os.path.abspath(__file__))
+LOADER = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def cache_dir() -> "str | None":
@@ -54,7 +57,7 @@ _STAMP: "list[str]" = []
 def code_stamp() -> str:
     """hook_io.code_stamp of RENDER_MODULES, taken once per process."""
     if not _STAMP:
-        _STAMP.append(hook_io.code_stamp(HERE, RENDER_MODULES))
+        _STAMP.append(hook_io.code_stamp(LOADER, RENDER_MODULES))
     return _STAMP[0]
 
 

