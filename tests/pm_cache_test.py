@@ -51,6 +51,7 @@ def test_code_stamp_names_every_rendering_module() -> None:
         "core/pm_cache.py",
         "evidence/pm_evidence.py",
         "evidence/pm_evidence_git.py",
+        "evidence/pm_walk.py",
         "core/pm_file.py",
         "core/pm_fit.py",
         "core/pm_load.py",

@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-import pm_evidence
+import pm_walk
 import pm_file_hook
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -286,7 +286,7 @@ def test_no_path_outside_the_project_is_stated(
     assert all(p.startswith(inside) for p in looked), looked
     if relative is not None:
         assert ".." not in relative.split("/") and not relative.startswith("/")
-        assert pm_evidence.resolved_path(str(root), relative) == relative
+        assert pm_walk.resolved_path(str(root), relative) == relative
 
 
 # --- inspect --path ----------------------------------------------------------------------------
@@ -495,7 +495,7 @@ def test_a_call_nothing_governs_reads_no_memory_and_loads_nothing_heavy(
     # The quick answer: no json package, no re, no tokenizer, no parser, no index, no scoring;
     # not even the modules that read and key the memory file's block.
     assert loaded <= {
-        "pm_hook", "pm_cache", "pm_evidence", "pm_file", "pm_limits", "pm_recall",
+        "pm_hook", "pm_cache", "pm_evidence", "pm_walk", "pm_file", "pm_limits", "pm_recall",
         "pm_recall_hook", "pm_recall_store", "memory_io", "hook_io", "_json", "_blake2",
         "pm_file_hook", "pm_path_index", "pm_globs",
     }, loaded  # fmt: skip

@@ -2,9 +2,9 @@
 # the file: pm_file_hook), run on every prompt the user types: read the hook JSON and the plugin's
 # options, find the memory file, take the block from the cache (pm_cache) or render and store it on
 # a miss (pm_load), and print it once per session as hook JSON, or stay silent. The cache key
-# includes whether each path the file's entries name is there (pm_evidence: one lstat a path, the
+# includes whether each path the file's entries name is there (pm_walk: one lstat a path, the
 # paths cached beside the block), so a deleted file shows at the next run. The steady state uses
-# only modules a bare interpreter has already loaded, plus this one, pm_cache, pm_evidence, pm_file,
+# only modules a bare interpreter has already loaded, plus this one, pm_cache, pm_walk, pm_file,
 # memory_io (the path rule and bounded reads), hook_io, _json and _blake2 (hook_io reads and writes
 # hook JSON with _json: the json package would cost more), and pm_recall* when recall has work: a
 # prompt with no word it could score ("yes", "go on") whose block went out already loads none of
@@ -17,9 +17,9 @@ import sys
 
 import hook_io
 import pm_cache
-import pm_evidence
 import pm_file
 import pm_limits
+import pm_walk
 from pm_cache import note
 
 TYPE_CHECKING = False
@@ -145,7 +145,7 @@ def hook_context(payload: "dict[str, Any]") -> "tuple[str, str]":
     paths = pm_cache.read_paths(slot, content) if slot else None
     key = ""  # unknown until the paths the file names are: a miss
     if paths is not None:
-        evidence = pm_evidence.evidence_key(root, pm_evidence.existence_bits(root, paths))
+        evidence = pm_walk.evidence_key(root, pm_walk.existence_bits(root, paths))
         key = pm_cache.block_key(options, content, evidence)
     event = payload.get("hook_event_name")
     if event == "PreToolUse":  # a file tool's call: recall at the file, never the block
@@ -280,7 +280,7 @@ def render_and_store(
     summary, status, tokenizer = hook_summary(data, size, *options, root=root)
     block = summary.block.text
     evidence = summary.evidence
-    key = pm_cache.block_key(options, content, pm_evidence.evidence_key(root, evidence.bits()))
+    key = pm_cache.block_key(options, content, pm_walk.evidence_key(root, evidence.bits()))
     if recall is not None:
         recall.key_by(key)
         recall.build(summary.epics, data, block, tokenizer.count, evidence.states)

@@ -31,6 +31,7 @@ RENDER_MODULES = (
     "core/pm_cache.py",
     "evidence/pm_evidence.py",
     "evidence/pm_evidence_git.py",
+    "evidence/pm_walk.py",
     "core/pm_file.py",
     "core/pm_fit.py",
     "core/pm_load.py",
@@ -64,7 +65,7 @@ def code_stamp() -> str:
 def block_key(options: "tuple[int, int, int]", content: str, evidence: str = "") -> str:
     """What an entry must have been made from to be used today: this code, the options (target,
     hard cap, stale days), the file's content (its digest, or its size when unread) and the
-    evidence (pm_evidence.evidence_key: which of the paths it names are there)."""
+    evidence (pm_walk.evidence_key: which of the paths it names are there)."""
     today = time.strftime("%Y-%m-%d", time.gmtime())
     key = f"{__version__}|{code_stamp()}|{today}|{options}|{content}|{evidence}"
     return hook_io.digest(key.encode())

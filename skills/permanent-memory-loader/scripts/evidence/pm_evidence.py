@@ -1,21 +1,15 @@
-# Evidence: the repository paths an entry names, whether each is still there, and where git
-# says a gone one went. Three parts:
+# Evidence: the repository paths an entry names, and what became of each. Two parts:
 #
 # - pure: `path_spans` finds the paths a line of memory text names (a backticked token, or a
 #   bare token with a `/` and a file name), `mark_line` puts `(gone)` after a gone one and
 #   writes a moved one's new path in its place, with `(moved)`;
-# - the hook's steady state: `existence_bits` checks each path with lstat, strictly inside the
-#   project root (a symbolic link is resolved by reading the link, never by following it, and
-#   one that leads out counts as gone), and `evidence_key` adds it to the block's cache key;
-# - the cache miss: `check_paths` asks git (pm_evidence_git), once and with a short timeout,
-#   where the gone paths went.
+# - the cache miss: `check_paths` looks each one up strictly inside the project (pm_walk, which
+#   is also the hook's steady state: whether each is there, for the block's cache key) and asks
+#   git (pm_evidence_git), once and with a short timeout, where the gone paths went.
 #
-# Import-light: a cache hit imports this module, so it imports only what a bare interpreter has
-# loaded (os, stat); subprocess and shutil are imported by the one function that runs git.
 # Every scan is linear in its text (str methods, no patterns); tests/pm_evidence_test.py checks.
 # No `from __future__ import annotations`: it is an import too; annotations here are strings.
-import os
-import stat
+import pm_walk
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -31,7 +25,6 @@ MOVED_MARKER = "(moved)"  # after the new path, which the line shows in place of
 
 MAX_PATH_CHARS = 300  # a longer token is not taken for a path
 MAX_PATHS = 1000  # distinct paths checked per file, in file order; the rest are not checked
-MAX_LINK_HOPS = 40  # symbolic links followed (by reading them) for one path, as the kernel does
 
 # A token that holds any of these is not a path: globs, placeholders, shell syntax, quotes,
 # URLs and drive letters (`:`), Windows separators.
@@ -194,184 +187,6 @@ def mark_line(
     return "".join(pieces), named > 0 and gone == named, tails
 
 
-# --- existence, strictly inside the project root -----------------------------------------------
-
-
-def _parts(path: str) -> "list[str]":
-    return [part for part in path.split("/") if part not in ("", ".")]
-
-
-class _Walk:
-    """One root's lookups, remembering each folder prefix it has resolved: the paths a file
-    names share their folders, so a check costs about one lstat per path."""
-
-    def __init__(self, root: str) -> None:
-        self.root = os.path.abspath(root)
-        self.prefix = self.root.rstrip(os.sep) + os.sep
-        self.folders: dict[str, bool] = {}  # folder -> reached through no link, a folder
-        # resolved prefix ("a/b") -> its kind: "d" folder, "f" anything else, "" missing, or a
-        # link's target as a list of parts relative to the root (None: it leads out).
-        self.kinds: dict[str, object] = {}
-
-    def kind(self, parts: "Sequence[str]") -> object:
-        key = "/".join(parts)
-        if key in self.kinds:
-            return self.kinds[key]
-        found: object
-        try:
-            status = os.lstat(os.path.join(self.root, *parts))
-        except (OSError, ValueError):  # ValueError: a NUL in the name
-            found = ""
-        else:
-            if stat.S_ISLNK(status.st_mode):
-                found = self.link_target(parts)
-            else:
-                found = "d" if stat.S_ISDIR(status.st_mode) else "f"
-        self.kinds[key] = found
-        return found
-
-    def link_target(self, parts: "Sequence[str]") -> "list[str] | None":
-        """Where the link at `parts` points, as parts relative to the root, read from the link
-        itself; None when that is outside the root (or cannot be read)."""
-        try:
-            target = os.readlink(os.path.join(self.root, *parts))
-        except (OSError, ValueError):
-            return None
-        if os.path.isabs(target):
-            prefix = self.root.rstrip(os.sep) + os.sep
-            if not (target + os.sep).startswith(prefix):
-                return None
-            relative = target[len(prefix) :].split(os.sep)
-            return [part for part in relative if part not in ("", ".")]
-        resolved = list(parts[:-1])
-        for part in target.replace(os.sep, "/").split("/"):
-            if part == "..":
-                if not resolved:
-                    return None  # above the root
-                resolved.pop()
-            elif part not in ("", "."):
-                resolved.append(part)
-        return resolved
-
-    def exists(self, path: str) -> bool:
-        """Whether `path` (relative to the root) names something inside the root, its links
-        resolved without leaving it. The common case costs one lstat: the folder it is in is
-        looked up once for all the paths in it."""
-        bare = path.rstrip("/")  # a trailing `/` would make lstat follow a final link
-        folder, _, name = bare.rpartition("/")
-        if not name or name in (".", "..") or (folder and not self.plain_folder(folder)):
-            return self.walk(path)
-        try:
-            status = os.lstat(self.prefix + bare)
-        except (OSError, ValueError):
-            return False
-        if stat.S_ISLNK(status.st_mode) or (
-            path.endswith("/") and not stat.S_ISDIR(status.st_mode)
-        ):
-            return self.walk(path)
-        return True
-
-    def plain_folder(self, folder: str) -> bool:
-        """Whether `folder` is a folder inside the root reached through no link (else the full
-        walk decides)."""
-        known = self.folders.get(folder)
-        if known is None:
-            parent, _, name = folder.rpartition("/")
-            known = name not in ("", ".", "..") and (not parent or self.plain_folder(parent))
-            if known:
-                try:
-                    known = stat.S_ISDIR(os.lstat(self.prefix + folder).st_mode)
-                except (OSError, ValueError):
-                    known = False
-            self.folders[folder] = known
-        return known
-
-    def walk(self, path: str) -> bool:
-        """exists(), one part at a time, reading each link on the way."""
-        pending = _parts(path)
-        resolved: list[str] = []
-        hops = 0
-        while pending:
-            part = pending.pop(0)
-            if part == "..":
-                if not resolved:
-                    return False
-                resolved.pop()
-                continue
-            candidate = [*resolved, part]
-            kind = self.kind(candidate)
-            if kind == "":
-                return False
-            if kind is None or isinstance(kind, list):
-                hops += 1
-                if kind is None or hops > MAX_LINK_HOPS:
-                    return False
-                pending = [*kind, *pending]
-                resolved = []
-                continue
-            if kind == "f" and pending:
-                return False  # a file where a folder should be
-            resolved = candidate
-        return True
-
-    def resolve(self, path: str) -> "str | None":
-        """`path` (relative to the root) with the links on its way read and replaced by where
-        they point, as a path relative to the root; None when a link leads out of the root (or
-        too many are chained). Parts that are not there are kept as written: a file about to be
-        written is resolved as far as its folder is."""
-        pending = _parts(path)
-        resolved: list[str] = []
-        hops = 0
-        while pending:
-            part = pending.pop(0)
-            if part == "..":
-                if not resolved:
-                    return None
-                resolved.pop()
-                continue
-            candidate = [*resolved, part]
-            kind = self.kind(candidate)
-            if kind == "":  # not there (yet): the rest as written, when it stays inside
-                return None if ".." in pending else "/".join([*candidate, *pending])
-            if kind is None or isinstance(kind, list):
-                hops += 1
-                if kind is None or hops > MAX_LINK_HOPS:
-                    return None
-                pending = [*kind, *pending]
-                resolved = []
-                continue
-            resolved = candidate
-        return "/".join(resolved)
-
-
-def resolved_path(root: str, path: str) -> "str | None":
-    """_Walk.resolve: a project-relative path with its links read inside the root, never
-    followed out of it (None when one leads out)."""
-    return _Walk(root).resolve(path)
-
-
-def existence_bits(root: str, paths: "Sequence[str]") -> str:
-    """One character per path, "1" there or "0" gone: what the block's cache key holds."""
-    walk = _Walk(root)
-    return "".join("1" if walk.exists(path) else "0" for path in paths)
-
-
-def git_stamp(root: str) -> str:
-    """Size and modification time of ROOT/.git/logs/HEAD (git appends to it on each commit,
-    checkout or reset), when .git is a folder inside the root; "" otherwise. Part of the key
-    while a path is gone, so a move committed later is seen at the next hook run."""
-    try:
-        status = os.lstat(os.path.join(root, ".git", "logs", "HEAD"))
-    except (OSError, ValueError):
-        return ""
-    return f"{status.st_size}:{status.st_mtime_ns}"
-
-
-def evidence_key(root: str, bits: str) -> str:
-    """The evidence part of the block's cache key."""
-    return bits + ("|" + git_stamp(root) if "0" in bits else "")
-
-
 def check_paths(
     root: str, paths: "Sequence[str]", since: "Mapping[str, int | None]"
 ) -> "tuple[dict[str, str], str]":
@@ -381,7 +196,7 @@ def check_paths(
     when a path is gone."""
     from pm_evidence_git import GIT_ASKED, GIT_NOT_NEEDED, follow_moves, parse_renames, rename_log
 
-    walk = _Walk(root)
+    walk = pm_walk.Walk(root)
     states = {path: EXISTS if walk.exists(path) else GONE for path in paths}
     gone = [path for path in paths if states[path] == GONE]
     if not gone:

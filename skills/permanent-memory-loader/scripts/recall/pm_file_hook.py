@@ -14,6 +14,7 @@ import pm_cache
 import pm_evidence
 import pm_path_index
 import pm_recall_store
+import pm_walk
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -83,7 +84,7 @@ def project_relative(root: str, cwd: object, path: str) -> "str | None":
     if not full.startswith(prefix) or "\0" in full:
         return None
     relative = full[len(prefix) :].replace(os.sep, "/")
-    return pm_evidence.resolved_path(top, relative) or None
+    return pm_walk.resolved_path(top, relative) or None
 
 
 def record_of(folder: str, payload: "dict[str, Any]") -> "tuple[str, str, bool]":
