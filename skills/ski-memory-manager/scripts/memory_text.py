@@ -207,7 +207,11 @@ _SECRET_PATTERNS: tuple[re.Pattern[str], ...] = (
         re.DOTALL,
     ),
     re.compile(r"(?i)(?<![0-9A-Za-z])bearer\s+[A-Za-z0-9._~+/\-]{20,}=*"),  # bearer tokens
-    re.compile(r"(?i)(?<![0-9A-Za-z])basic\s+[A-Za-z0-9+/]{8,}={0,2}"),  # HTTP Basic credentials
+    # HTTP Basic credentials: base64, so not a plain word ("basic structures" is kept): past its
+    # first character the credentials hold an upper-case letter, a digit, `+`, `/` or `=`.
+    re.compile(
+        r"(?<![0-9A-Za-z])(?i:basic)\s+(?=[A-Za-z0-9+/][a-z]*[A-Z0-9+/=])[A-Za-z0-9+/]{8,}={0,2}"
+    ),
     # Credentials in URLs, the user part empty or not: scheme://user:password@host.
     re.compile(r"(?<=://)[^\s:/@]*:[^\s@/]+(?=@)"),
 )
