@@ -10,8 +10,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-import pm_walk
 import pm_file_hook
+import pm_walk
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
