@@ -39,7 +39,9 @@ def test_every_module_folder_is_on_the_entry_s_path_and_has_a_floor() -> None:
     folders = {Path(folder).name for folder in permanent_memory.FOLDERS}
     assert folders == set(FLOORS) - {""}
     assert set(loader_modules().values()) == set(FLOORS)
-    assert {"permanent_memory", "pm_hook"} == {m for m, f in loader_modules().items() if not f}
+    assert {"permanent_memory", "pm_main", "pm_hook"} == {
+        m for m, f in loader_modules().items() if not f
+    }
 
 
 def test_no_module_imports_from_a_folder_above_or_beside_its_own() -> None:

