@@ -495,8 +495,7 @@ def test_a_call_nothing_governs_reads_no_memory_and_loads_nothing_heavy(
     # The quick answer: no json package, no re, no tokenizer, no parser, no index, no scoring;
     # not even the modules that read and key the memory file's block.
     assert loaded <= {
-        "pm_main", "pm_hook", "pm_cache", "pm_evidence", "pm_walk", "pm_file", "pm_limits",
-        "pm_recall",
+        "pm_main", "pm_hook", "pm_cache", "pm_walk", "pm_file", "pm_limits", "pm_recall",
         "pm_recall_hook", "pm_recall_store", "memory_io", "hook_io", "_json", "_blake2",
         "pm_file_hook", "pm_path_index", "pm_globs",
     }, loaded  # fmt: skip

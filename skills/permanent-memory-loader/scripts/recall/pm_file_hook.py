@@ -2,7 +2,7 @@
 # to touch (Read, Edit, Write, MultiEdit: `file_path`; NotebookEdit: `notebook_path`; Grep,
 # Glob: `path`; a shell command's file arguments and a patch's files, as Codex passes them),
 # made relative to the project (outside it: nothing, and nothing is looked at there; links are
-# read, never followed out, as pm_evidence does), looked up in the path table cached beside the
+# read, never followed out: pm_walk), looked up in the path table cached beside the
 # recall index (pm_path_index), and for a governed file the block of its chosen entries, within
 # the per-call budget and the session's one budget and record shared with prompt-time recall.
 # A call whose paths nothing governs reads the memory file's key, the table (its key takes
@@ -11,7 +11,6 @@
 import os
 
 import pm_cache
-import pm_evidence
 import pm_path_index
 import pm_recall_store
 import pm_walk
@@ -34,6 +33,8 @@ SHELL_PUNCTUATION = "'\"`;|&()<>"
 def command_paths(command: str) -> "list[tuple[str, bool]]":
     """The files a shell command names: a patch's files, else each word that looks like a path
     (with a `/`, or a file name with an extension), quotes and shell punctuation taken off."""
+    from pm_evidence import is_file_name  # a shell command's words only (Codex's calls)
+
     text = command[:MAX_COMMAND_CHARS]
     found = []
     if "*** Begin Patch" in text:
@@ -47,7 +48,7 @@ def command_paths(command: str) -> "list[tuple[str, bool]]":
         if not word or word[0] == "-" or "=" in word or "$" in word or "*" in word:
             continue
         name = word.rstrip("/").rsplit("/", 1)[-1]
-        if "/" in word or pm_evidence.is_file_name(name):
+        if "/" in word or is_file_name(name):
             found.append((word, word.endswith("/")))
     return found
 
