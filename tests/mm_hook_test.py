@@ -102,6 +102,22 @@ def test_one_line_for_both_blocks(tmp_path: Path, project: Path) -> None:
     assert off == (context, None)
 
 
+def test_without_site_a_miss_adds_site_packages_and_says_the_same(
+    tmp_path: Path, project: Path
+) -> None:
+    # The plugin starts the hook as `python3 -S` (hooks/hooks.json); a cache miss reads the
+    # snapshot with PyYAML from site-packages (mm_frontmatter.require_yaml adds them).
+    (project / ".claude" / "memory").mkdir(parents=True)
+    (project / ".claude" / "memory" / "permanent_memory.md").write_bytes(SEED.read_bytes())
+    said = {
+        flags: [shown(start(env_for(tmp_path / f"run{len(flags)}", project), flags))
+                for _ in range(2)]  # the miss, then the hit
+        for flags in ((), ("-S",))
+    }  # fmt: skip
+    assert said[("-S",)] == said[()]
+    assert "Resuming `billing-api`" in said[()][0][0] and said[()][0] == said[()][1]
+
+
 def test_nothing_injected_means_no_output(tmp_path: Path) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()

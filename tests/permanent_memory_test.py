@@ -175,6 +175,27 @@ def hook(tmp_path: Path, project: Path, event: str, session: str = "s-1", **extr
     return run(["hook"], stdin=hook_json(event, session), env=env)
 
 
+def test_the_hook_without_site_says_what_it_says_with_it(tmp_path: Path, project: Path) -> None:
+    # The plugin runs the loader's hook as `python3 -S` (hooks/hooks.json): the standard library
+    # only, no site-packages. Each event, the cache missed and hit, gives the same as with site.
+    prompt = {"prompt": "why do we rotate JWT tokens?"}
+    said = {}
+    for flags in ((), ("-S",)):
+        data = tmp_path / f"data{len(flags)}"
+        env = clean_env(tmp_path, CLAUDE_PROJECT_DIR=str(project), CLAUDE_PLUGIN_DATA=str(data))
+        said[flags] = [
+            (r.code, r.out, r.err)
+            for r in (
+                run(["hook"], stdin=hook_json("SessionStart"), env=env, flags=flags),
+                run(["hook"], stdin=json.dumps({**json.loads(hook_json("UserPromptSubmit")),
+                                                **prompt}).encode(), env=env, flags=flags),
+                run(["hook"], stdin=hook_json("SessionStart", "s-2"), env=env, flags=flags),
+            )
+        ]  # fmt: skip
+    assert said[("-S",)] == said[()]
+    assert said[()][0][1].startswith(STAMP) and said[()][0][0] == 0
+
+
 def seed_block_today() -> str:
     # The hook judges staleness by the clock; the seed epics are from 2026-05.
     return run(["load", "--file", str(SEED_FILE)]).out

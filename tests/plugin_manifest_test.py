@@ -26,12 +26,15 @@ HOOKS_JSON = ROOT / "hooks" / "hooks.json"
 CODEX_PLUGIN_JSON = ROOT / ".codex-plugin" / "plugin.json"
 CODEX_MARKETPLACE_JSON = ROOT / ".agents" / "plugins" / "marketplace.json"
 
+# The hooks start without `site` (`-S`: no site-packages, nothing the user's .pth files run), most
+# of an interpreter's start: the loader's need the standard library only; the manager's add the
+# site-packages folders when a cache miss needs PyYAML (mm_frontmatter.require_yaml).
 LOADER_HOOK = (
-    'python3 "${CLAUDE_PLUGIN_ROOT}/skills/permanent-memory-loader/scripts/'
+    'python3 -S "${CLAUDE_PLUGIN_ROOT}/skills/permanent-memory-loader/scripts/'
     'permanent_memory.py" hook'
 )
 MANAGER_HOOK = (
-    'python3 "${CLAUDE_PLUGIN_ROOT}/skills/ski-memory-manager/scripts/memory_manager.py" hook'
+    'python3 -S "${CLAUDE_PLUGIN_ROOT}/skills/ski-memory-manager/scripts/memory_manager.py" hook'
 )
 
 # The user options, their types and defaults, and the environment variable each reaches the
@@ -203,8 +206,8 @@ def test_hooks_wiring() -> None:
 
 @pytest.mark.parametrize("command", [LOADER_HOOK, MANAGER_HOOK])
 def test_hook_commands_point_at_skill_scripts(command: str) -> None:
-    [interpreter, script, subcommand] = shlex.split(command)
-    assert interpreter == "python3" and subcommand == "hook"
+    [interpreter, flag, script, subcommand] = shlex.split(command)
+    assert (interpreter, flag, subcommand) == ("python3", "-S", "hook")
     assert script.startswith("${CLAUDE_PLUGIN_ROOT}/skills/")
     assert (ROOT / script.replace("${CLAUDE_PLUGIN_ROOT}/", "")).is_file()
 

@@ -6,6 +6,7 @@
 # `---` line (CRLF turned into LF), so `loads(dumps(meta, body)) == (meta, body)`.
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,6 +27,13 @@ class FrontMatterError(ManagerError, ValueError):
 
 
 def require_yaml() -> Any:
+    if sys.flags.no_site and "site" not in sys.modules:
+        # The hooks start without site (`python3 -S`, hooks/hooks.json): a cache hit needs only
+        # the standard library. What reads or writes a snapshot adds the site-packages folders
+        # here, as the interpreter's start would have.
+        import site
+
+        site.main()
     try:
         import yaml
     except ImportError as exc:
