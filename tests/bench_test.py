@@ -70,7 +70,7 @@ PRODUCT_COMMANDS = [
     "file_silent",
     "file_match",
 ]
-FLOORS = ["f0", "listdir:10", "listdir:200", "yaml_floor", "git_floor"]
+FLOORS = ["f0", "f0_nosite", "listdir:10", "listdir:200", "yaml_floor", "git_floor"]
 
 
 def test_smoke_run_reports_the_machine(smoke_report: dict[str, Any]) -> None:
@@ -293,6 +293,7 @@ def test_plan_measures_the_groups_asked_for_and_their_floors(tmp_path: Path) -> 
     assert list(rows) == [
         "f0",
         "encoding_floor",
+        "f0_nosite",
         "hook_warm",
         "hook_warm_nobytecode",
         "session_start_warm",
@@ -419,6 +420,7 @@ def test_plan_lists_every_row_with_its_floor_and_targets(tmp_path: Path) -> None
     assert table == {
         "f0": ("floor", None, None, None, None, ""),
         tok: ("floor", None, None, None, None, ""),
+        "f0_nosite": ("hook", "f0", None, None, None, ""),
         "hook_warm": ("hook", "f0", 1.3, None, 1.2, ""),
         "hook_warm_nobytecode": ("hook", "f0", 1.3, None, None, ""),
         "session_start_warm": ("hook", "f0", 1.2, None, None, ""),
