@@ -1,9 +1,5 @@
 #!/usr/bin/env python3
-"""Session memory for coding agents: save a 1-2 KB snapshot after each
-checkpoint, load the newest one at the start of a session.
-
-`--help` lists the commands of COMMANDS, each with its module's one-line HELP.
-"""
+"""Session memory for coding agents (see SKILL.md); the command line is mm_main's."""
 
 # The entry of the skill and of the plugin's hooks. Python compiles a script on every run, so this
 # is kept to the hand-over: the command line is mm_main's (cached bytecode).

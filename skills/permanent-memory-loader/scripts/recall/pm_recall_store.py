@@ -12,6 +12,7 @@ import sys
 
 import hook_io
 import memory_io
+import pm_cache
 import pm_file
 
 TYPE_CHECKING = False
@@ -112,14 +113,13 @@ def plain_folder(root: str, folder: str) -> bool:
 
 
 # The modules that build the path table beyond the block's (pm_cache.RENDER_MODULES), from the
-# loader's folder.
-LOADER = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# loader's folder (pm_cache.LOADER).
 TABLE_MODULES = ("recall/pm_path_index.py", "evidence/pm_globs.py", "recall/pm_recall_hook.py")
 
 
 def table_key(block_key: str, stamp: str) -> str:
     """The path table's key: the block's, the archive's stamp (archive_stamp) and the code."""
-    code = hook_io.code_stamp(LOADER, TABLE_MODULES)
+    code = hook_io.code_stamp(pm_cache.LOADER, TABLE_MODULES)
     return hook_io.digest(f"{block_key}|{stamp}|{code}|{marshal.version}|{sys.version}".encode())
 
 
@@ -138,7 +138,7 @@ def quick_table_key(root: str, memory_path: str, code: str) -> str:
         return ""
     memory = f"{status.st_size}:{status.st_mtime_ns}:{status.st_ino}"
     archive = archive_stamp(memory_path, root)
-    tables = hook_io.code_stamp(LOADER, TABLE_MODULES)
+    tables = hook_io.code_stamp(pm_cache.LOADER, TABLE_MODULES)
     key = f"quick|{code}|{tables}|{memory}|{archive}|{marshal.version}|{sys.version}"
     return hook_io.digest(key.encode())
 
