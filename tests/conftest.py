@@ -24,10 +24,10 @@ E2E_DIR = ROOT / "scripts" / "e2e"
 for folder in (E2E_DIR, LOADER_DIR, MANAGER_DIR):
     if str(folder) not in sys.path:
         sys.path.insert(0, str(folder))
-LOADER_FOLDERS = [Path(folder) for folder in __import__("permanent_memory").FOLDERS]
-for folder in LOADER_FOLDERS:
-    if str(folder) not in sys.path:
-        sys.path.insert(sys.path.index(str(LOADER_DIR)) + 1, str(folder))
+import permanent_memory  # noqa: E402  (its folder is on sys.path now)
+
+_after = sys.path.index(str(LOADER_DIR)) + 1  # its module folders right after it, in its order
+sys.path[_after:_after] = [f for f in permanent_memory.FOLDERS if f not in sys.path]
 
 SKILL_DIRS = {"loader": LOADER_DIR, "manager": MANAGER_DIR}
 
