@@ -31,14 +31,14 @@ MANAGER_DIR = str((ROOT / "skills" / ENTRIES["manager"]).parent)
 sys.path.insert(0, MANAGER_DIR)
 # The product's own constants and token counter, never restated here.
 import loader_path  # noqa: E402, F401
-import mm_render  # type: ignore[import-not-found]  # noqa: E402
-import pm_render  # type: ignore[import-not-found]  # noqa: E402
-import pm_tokens  # type: ignore[import-not-found]  # noqa: E402
+from project_memory_loader.core import pm_render, pm_tokens  # noqa: E402
+from ski_memory_manager import mm_render  # noqa: E402
 
 sys.path.remove(MANAGER_DIR)
 # The tokenizer floor: the loader's encoding loaded as the loader loads it.
-TOKENIZER_FLOOR = f"import sys; sys.path.insert(0, {str(Path(pm_tokens.__file__).parent)!r})"
-TOKENIZER_FLOOR += "; import pm_tokens; pm_tokens.load_tiktoken_encoding()"
+TOKENIZER_FLOOR = f"import sys; sys.path.insert(0, {str(Path(pm_tokens.__file__).parents[2])!r})"
+TOKENIZER_FLOOR += "; from project_memory_loader.core import pm_tokens"
+TOKENIZER_FLOOR += "; pm_tokens.load_tiktoken_encoding()"
 PERMANENT, SESSION, SKIP_TOKENS = pm_render.STAMP, mm_render.STAMP, pm_render.SKIP_TOKENS
 PROJECT = "billing-api"
 FIXTURE_VERSION, TIMEOUT_S = "2", 120.0

@@ -42,7 +42,10 @@ SHARED_MODULES = (
     "doctor_report.py",
     "memory_text.py",
 )
-SHARED_COPY_DIRS = (LOADER.parent, MANAGER.parent)
+SHARED_COPY_DIRS = (
+    LOADER.parent / "project_memory_loader" / "shared",
+    MANAGER.parent / "ski_memory_manager" / "shared",
+)
 SHARED_HEADER = (
     "# Generated from shared/{name} by `python3 scripts/dev.py sync-shared`; edit that file.\n"
 )

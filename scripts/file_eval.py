@@ -37,9 +37,11 @@ from typing import Any, NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import loader_path  # noqa: F401
-import pm_file_hook  # type: ignore[import-not-found]
-import pm_path_index  # type: ignore[import-not-found]
-import pm_recall  # type: ignore[import-not-found]
+from project_memory_loader.recall import (
+    pm_file_hook,
+    pm_path_index,
+    pm_recall,
+)
 from recall_eval import (
     PROJECTS_DATA,
     UNSEEN_DATA,
@@ -243,7 +245,8 @@ def evaluation(
     """Per project and pooled, per channel: the tune changes at the frozen threshold (or the
     held-out ones), and (with `lopo`) leave-one-project-out with the threshold chosen on the
     other projects' tune changes, and the threshold the pooled tune changes choose."""
-    pm_recall.score = scored  # the levels score the same texts: once each (restored below)
+    # The levels score the same texts: once each (restored below).
+    pm_recall.score = scored  # type: ignore[assignment]
     try:
         return run_evaluation(counter, heldout, only, lopo)
     finally:
@@ -288,7 +291,7 @@ def run_evaluation(
 
 def unseen_check(counter: Callable[[str], int]) -> dict[str, Any]:
     """The projects of tests/unseen, every change, played once at the frozen threshold."""
-    pm_recall.score = scored
+    pm_recall.score = scored  # type: ignore[assignment]
     try:
         found, skipped = materials(counter, root=UNSEEN_DATA)
         at_frozen = played(found, None, pm_path_index.FILE_THRESHOLD)

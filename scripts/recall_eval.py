@@ -31,13 +31,8 @@ from typing import Any, NamedTuple
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
 import loader_path  # noqa: E402, F401
-import pm_load  # type: ignore[import-not-found]  # noqa: E402
-import pm_parse  # type: ignore[import-not-found]  # noqa: E402
-import pm_recall  # type: ignore[import-not-found]  # noqa: E402
-import pm_recall_index  # type: ignore[import-not-found]  # noqa: E402
-import pm_recall_store  # type: ignore[import-not-found]  # noqa: E402
-import pm_render  # type: ignore[import-not-found]  # noqa: E402
-import pm_tokens  # type: ignore[import-not-found]  # noqa: E402
+from project_memory_loader.core import pm_load, pm_parse, pm_render, pm_tokens  # noqa: E402
+from project_memory_loader.recall import pm_recall, pm_recall_index, pm_recall_store  # noqa: E402
 
 RECALL_DATA = ROOT / "tests" / "recall"
 PROJECTS_DATA = ROOT / "tests" / "projects"
@@ -586,7 +581,7 @@ def ablation_table(found: dict[str, dict[str, Figures]]) -> list[str]:
 @functools.lru_cache(maxsize=1)
 def exact_counter() -> Callable[[str], int]:
     count, _engine, _source = pm_tokens.load_exact_counter(bundled_first=True)
-    return count  # type: ignore[no-any-return]
+    return count
 
 
 def main(argv: Sequence[str] | None = None) -> int:

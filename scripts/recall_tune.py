@@ -19,7 +19,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bench_inputs
-import pm_tokens  # type: ignore[import-not-found]
+from project_memory_loader.core import pm_tokens
 
 
 def tune_prompts(batches: Sequence[int]) -> list[dict[str, Any]]:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import loader_path  # noqa: F401
-import pm_globs
+from project_memory_loader.evidence import pm_globs
 
 MAX_FILES = 30
 PR_SUFFIXES = ("(#", "[#")

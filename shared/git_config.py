@@ -8,7 +8,7 @@
 import os
 import stat
 
-from memory_io import MemoryIOError, atomic_write, read_regular
+from .memory_io import MemoryIOError, atomic_write, read_regular
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -10,10 +10,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import mm_store
 import pytest
 import support
 from conftest import ROOT
+from ski_memory_manager import mm_store
 from support import load_bench
 
 BENCH = ROOT / "scripts" / "bench"

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import json
 import os
 import sys
@@ -18,31 +18,22 @@ MANAGER_DIR = ROOT / "skills" / "ski-memory-manager" / "scripts"
 
 E2E_DIR = ROOT / "scripts" / "e2e"
 
-# The skill scripts import their siblings as top-level modules when run from their folder (the
-# loader's from its module folders too, permanent_memory.FOLDERS); tests import them the same
-# way, and the end-to-end helpers (fake_anthropic, e2e_env) too.
+# Each skill's package sits in its scripts/ folder, which its entry script puts on sys.path (pip
+# installs the same packages); the tests import the packages the same way, and the end-to-end
+# helpers (fake_anthropic, e2e_env) from their folder.
 for folder in (E2E_DIR, LOADER_DIR, MANAGER_DIR):
     if str(folder) not in sys.path:
         sys.path.insert(0, str(folder))
-import permanent_memory  # noqa: E402  (its folder is on sys.path now)
-
-_after = sys.path.index(str(LOADER_DIR)) + 1  # its module folders right after it, in its order
-sys.path[_after:_after] = [f for f in permanent_memory.FOLDERS if f not in sys.path]
 
 SKILL_DIRS = {"loader": LOADER_DIR, "manager": MANAGER_DIR}
 
 
+SKILL_PACKAGES = {"loader": "project_memory_loader", "manager": "ski_memory_manager"}
+
+
 def skill_copy(skill: str, name: str) -> ModuleType:
-    """The copy of a shared module (shared/{name}.py) that one skill's folder carries, loaded
-    from that folder under a name of its own (`loader_memory_io`)."""
-    module_name = f"{skill}_{name}"
-    if module_name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(module_name, SKILL_DIRS[skill] / f"{name}.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[module_name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[module_name]
+    """The copy of a shared module (shared/{name}.py) that one skill's package carries."""
+    return importlib.import_module(f"{SKILL_PACKAGES[skill]}.shared.{name}")
 
 
 # Session-scoped, so hypothesis tests may use them: each test of a shared module runs once
@@ -88,8 +79,8 @@ def loader(monkeypatch: pytest.MonkeyPatch) -> Callable[..., Any]:
     """loader(args, stdin=b""): permanent_memory.main(args) in-process (support.call_main),
     without an enclosing session's CLAUDE_PROJECT_DIR, with one exact counter for every command
     (support.reuse_exact_counter); stdin may be text or bytes."""
-    import permanent_memory
     import support
+    from project_memory_loader import permanent_memory
 
     monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
     support.reuse_exact_counter(monkeypatch)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mm_snapshot import STAMP_LEN
+from ski_memory_manager.mm_snapshot import STAMP_LEN
 from support import (
     HARD_CAP,
     HOOK_LIMIT,
@@ -93,7 +93,7 @@ def _epic_line(block: str, eid: str) -> str | None:
 @pytest.mark.usefixtures("isolated_env")
 @pytest.mark.parametrize("case", PERMANENT, ids=[c["id"] for c in PERMANENT])
 def test_loader_case(case: dict[str, Any], tmp_path: Path) -> None:
-    pm = module("permanent_memory")
+    pm = module("project_memory_loader.permanent_memory")
     proj = _project(tmp_path, case_bytes(case, tmp_path))
     expect = case["expect"]
     start = time.monotonic()
@@ -271,7 +271,7 @@ def _manager_runs(mm: Any, proj: Path, memory: Path) -> dict[str, Result]:
 def test_snapshot_case(
     case: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    mm = module("memory_manager")
+    mm = module("ski_memory_manager.memory_manager")
     monkeypatch.chdir(tmp_path)
     proj = tmp_path / "proj"
     memory = proj / "memory"
@@ -319,7 +319,7 @@ def _marked(marker: str) -> str:
 @pytest.mark.usefixtures("isolated_env")
 @pytest.mark.parametrize("case", NAMES, ids=[c["id"] for c in NAMES])
 def test_snapshot_names(case: dict[str, Any], tmp_path: Path) -> None:
-    mm = module("memory_manager")
+    mm = module("ski_memory_manager.memory_manager")
     proj = tmp_path / "proj"
     memory = proj / "memory"
     memory.mkdir(parents=True)
@@ -365,7 +365,7 @@ def _field_named(line: str, field: str) -> bool:
 def test_save_input_case(
     case: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    mm = module("memory_manager")
+    mm = module("ski_memory_manager.memory_manager")
     monkeypatch.chdir(tmp_path)
     memory = tmp_path / "memory"
     memory.mkdir()
@@ -417,7 +417,7 @@ def test_save_input_case(
 @pytest.mark.usefixtures("isolated_env")
 def test_save_hostile_strings_round_trip(tmp_path: Path) -> None:
     """Valid hostile strings come back exactly through the manager's own parser and load-last."""
-    mm = module("memory_manager")
+    mm = module("ski_memory_manager.memory_manager")
     memory = tmp_path / "memory"
     memory.mkdir()
     case = next(c for c in SAVES if c["id"] == "save-hostile-strings")

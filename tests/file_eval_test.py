@@ -11,8 +11,8 @@ import functools
 from types import ModuleType
 from typing import Any
 
-import pm_tokens
 import pytest
+from project_memory_loader.core import pm_tokens
 from support import load_bench
 
 # The projects the figures below are stated for (the folders of tests/projects that had landed

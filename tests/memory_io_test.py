@@ -88,7 +88,7 @@ KILLED_BEFORE_REPLACE = """
 import os, sys
 from pathlib import Path
 sys.path.insert(0, sys.argv[1])
-import memory_io
+memory_io = __import__(sys.argv[3], fromlist=["memory_io"])
 os.replace = lambda *a: os._exit(9)  # the process dies right before the rename
 memory_io.atomic_write(Path(sys.argv[2]), b"new, complete text\\n")
 """
@@ -97,11 +97,18 @@ memory_io.atomic_write(Path(sys.argv[2]), b"new, complete text\\n")
 def test_killed_before_replace_leaves_the_previous_file(
     memory_io: ModuleType, tmp_path: Path
 ) -> None:
-    skill_dir = Path(memory_io.__file__).parent
+    skill_dir = Path(memory_io.__file__).parents[2]  # the skill's scripts/
     path = tmp_path / "f.md"
     path.write_bytes(b"previous\n")
     result = subprocess.run(
-        [sys.executable, "-c", KILLED_BEFORE_REPLACE, str(skill_dir), str(path)],
+        [
+            sys.executable,
+            "-c",
+            KILLED_BEFORE_REPLACE,
+            str(skill_dir),
+            str(path),
+            memory_io.__name__,
+        ],
         capture_output=True,
         timeout=TIMEOUT,
         check=False,
@@ -117,7 +124,7 @@ HOLD_LOCK = """
 import sys
 from pathlib import Path
 sys.path.insert(0, sys.argv[1])
-import memory_io
+memory_io = __import__(sys.argv[3], fromlist=["memory_io"])
 with memory_io.locked(Path(sys.argv[2])):
     print("locked", flush=True)
     sys.stdin.readline()
@@ -127,9 +134,9 @@ print("released", flush=True)
 
 def _holder(memory_io: ModuleType, target: Path) -> subprocess.Popen[str]:
     # The holder runs the same skill's copy, imported as that skill imports it.
-    skill_dir = Path(memory_io.__file__).parent
+    skill_dir = Path(memory_io.__file__).parents[2]  # the skill's scripts/
     holder = subprocess.Popen(
-        [sys.executable, "-c", HOLD_LOCK, str(skill_dir), str(target)],
+        [sys.executable, "-c", HOLD_LOCK, str(skill_dir), str(target), memory_io.__name__],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,

@@ -5,10 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import mm_snapshot
-import mm_store
-import mm_update
 from conftest import MANAGER_DIR
+from ski_memory_manager import mm_snapshot, mm_store, mm_update
 from support import ALLOWED_KEYS, blocks, clean_env, front_matter, run_command
 
 SKILL = MANAGER_DIR.parent

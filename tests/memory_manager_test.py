@@ -13,9 +13,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import memory_manager
-import mm_render
-import mm_store
 import pytest
 import support
 import yaml
@@ -24,6 +21,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from memory_text_test import CONFUSABLES, HOSTILE, LOOKALIKES, SECRETS
 from mm_update_test import INVALID
+from ski_memory_manager import memory_manager, mm_render, mm_store
 from support import (
     MANAGER_HOOK_LIMIT,
     SESSION_STAMP,
@@ -1140,7 +1138,7 @@ def test_concurrent_saves_lose_nothing(tmp_path: Path) -> None:
             procs[-1].stdin.close()
     for proc in procs:
         assert proc.wait(timeout=120) == 0, proc.stderr.read() if proc.stderr else ""
-    import mm_snapshot
+    from ski_memory_manager import mm_snapshot
 
     shared = mm_snapshot.parse_snapshot((memory / "2026-05-01-14-30-p.md").read_text("utf-8"))
     expected = {f"S{w}x{n}" for w in range(6) for n in range(3)}
@@ -1158,7 +1156,8 @@ def test_concurrent_saves_lose_nothing(tmp_path: Path) -> None:
 SAVE_KILLED_BEFORE_REPLACE = """
 import os, sys
 sys.path.insert(0, sys.argv[1])
-import memory_manager, mm_store
+from ski_memory_manager import memory_manager
+from ski_memory_manager import mm_store
 mm_store.os.replace = lambda *a: os._exit(9)  # dies after writing the temp file, before the rename
 memory_manager.main(sys.argv[2:])
 """
@@ -1234,7 +1233,8 @@ def test_runs_from_a_copied_skill_folder_in_another_directory(tmp_path: Path) ->
         [
             sys.executable,
             "-c",
-            "import sys; sys.path.insert(0, sys.argv[1]); import mm_cli; print(mm_cli.__file__)",
+            "import sys; sys.path.insert(0, sys.argv[1]); from ski_memory_manager import mm_cli;"
+            " print(mm_cli.__file__)",
             str(copy / "scripts"),
         ],
         capture_output=True,
@@ -1243,7 +1243,7 @@ def test_runs_from_a_copied_skill_folder_in_another_directory(tmp_path: Path) ->
         check=True,
         cwd=elsewhere,
     )
-    assert Path(probe.stdout.strip()).parent == copy / "scripts"
+    assert Path(probe.stdout.strip()).parent == copy / "scripts" / "ski_memory_manager"
 
 
 def pyyaml_missing_env(tmp_path: Path) -> dict[str, str]:

@@ -11,10 +11,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import memory_manager
-import mm_session
 import pytest
 from conftest import ROOT
+from ski_memory_manager import memory_manager, mm_session
 from support import SESSION_STAMP, Result, call_main, run
 
 CASES = ROOT / "tests" / "captures"

@@ -3,9 +3,9 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from pathlib import Path
 
-import mm_cli
 import pytest
-from mm_snapshot import InvalidField
+from ski_memory_manager import mm_cli
+from ski_memory_manager.mm_snapshot import InvalidField
 
 NOW = datetime(2026, 5, 4, 12, 0, tzinfo=timezone.utc)
 

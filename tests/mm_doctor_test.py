@@ -5,13 +5,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-import doctor_report
-import memory_manager
-import mm_doctor
 import pytest
 import yaml
 from conftest import MANAGER_DIR
-from doctor_report import DoctorCheck
+from ski_memory_manager import memory_manager, mm_doctor
+from ski_memory_manager.shared import doctor_report
+from ski_memory_manager.shared.doctor_report import DoctorCheck
 from support import clean_env
 
 GOOD = (

@@ -2,11 +2,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import mm_frontmatter
 import pytest
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
+from ski_memory_manager import mm_frontmatter
 from support import SNAP_HEAD, SNAPSHOT_FRAGMENTS, fuzz_doc
 
 

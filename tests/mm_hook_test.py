@@ -9,13 +9,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-import mm_hook
-import mm_render
 import pytest
 from conftest import LOADER_DIR, MANAGER_DIR
 from hypothesis import given
 from hypothesis import strategies as st
 from memory_text_test import HOSTILE
+from ski_memory_manager import mm_hook, mm_render
 from support import (
     MANAGER,
     MANAGER_HOOK_LIMIT,
@@ -181,7 +180,8 @@ def test_a_hit_imports_neither_yaml_nor_argparse_nor_typing(tmp_path: Path, proj
         return {line.split("|")[-1].strip() for line in stderr.splitlines() if "|" in line}
 
     imported = names(result.stderr) - names(floor.stderr)
-    assert "mm_hook" in imported
+    assert "ski_memory_manager.mm_hook" in imported
+    imported = {name.rsplit(".", 1)[-1] for name in imported}  # the modules' own names
     heavy = {"yaml", "argparse", "json", "mm_resume", "mm_snapshot", "pathlib", "typing"}
     assert not imported & heavy, imported
     assert (
@@ -206,10 +206,11 @@ def test_the_hook_keeps_its_bytecode_under_pythondontwritebytecode(tmp_path: Pat
         )
         assert done.code == 0 and done.out
     cached = sorted(p.name.split(".")[0] for p in skills.rglob("__pycache__/*.pyc"))
+    beside_scripts = list(skills.glob("*/scripts/__pycache__/*.pyc"))
     assert {"mm_hook", "mm_resume", "mm_render", "pm_hook", "pm_cache", "pm_file"} <= set(cached), (
         cached
     )
-    assert "memory_manager" not in cached  # a script run directly is never cached
+    assert beside_scripts == []  # a script run directly is never cached
 
 
 @given(st.integers(min_value=-10 * 86400, max_value=400 * 86400), st.floats(0, 1))
@@ -264,7 +265,9 @@ def test_session_start_output_forms() -> None:
 
 
 def test_manager_hook_stdin(monkeypatch: Any) -> None:
-    counts = hook_fuzz(monkeypatch, "memory_manager", MANAGER_HOOK_LIMIT, SESSION_STAMP)
+    counts = hook_fuzz(
+        monkeypatch, "ski_memory_manager.memory_manager", MANAGER_HOOK_LIMIT, SESSION_STAMP
+    )
     print("manager hook fuzz:", counts)
     assert counts["emitted"] > 0, "no generated payload ever reached the project"
 
@@ -280,7 +283,7 @@ def test_the_project_list_is_neutralised(name: str, memory_dir: Path) -> None:
     """With several projects the SessionStart hook prints a compact list of resume lines, built
     from hand-editable front matter (hostile text from memory_text_test's HOSTILE): the list
     must be as inert as a single block."""
-    mm = module("memory_manager")
+    mm = module("ski_memory_manager.memory_manager")
     payload = HOSTILE[name]
     assert save_and_drop_input(mm, memory_dir, hostile_save_input("first")).code == 0
     other = hostile_save_input("second", "2026-01-03-10-00")

@@ -1,10 +1,10 @@
 from __future__ import annotations
 
-import mm_input
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from mm_errors import CommandError
+from ski_memory_manager import mm_input
+from ski_memory_manager.mm_errors import CommandError
 
 YAML_SAVE = """\
 project_name: billing-api

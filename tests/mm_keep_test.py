@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import memory_manager
 import pytest
 from mm_capture_test import captures, compacted, proj
+from ski_memory_manager import memory_manager
 from support import call_main
 
 __all__ = ["proj"]  # the fixture, shared with mm_capture_test

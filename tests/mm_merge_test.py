@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
-import mm_merge
 import pytest
-from mm_snapshot import Decision, Snapshot, SnapshotError, format_snapshot, parse_snapshot
+from ski_memory_manager import mm_merge
+from ski_memory_manager.mm_snapshot import (
+    Decision,
+    Snapshot,
+    SnapshotError,
+    format_snapshot,
+    parse_snapshot,
+)
 
 SESSION = "2026-11-29-09-30"
 NAME = f"memory/{SESSION}-billing.md"

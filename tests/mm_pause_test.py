@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import memory_manager
-import mm_session
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from mm_pause import project_name_for
-from mm_snapshot import is_project_name
+from ski_memory_manager import memory_manager, mm_session
+from ski_memory_manager.mm_pause import project_name_for
+from ski_memory_manager.mm_snapshot import is_project_name
 from support import Result, call_main
 
 STATE = "active_state: |\n  Done: dedupe.\n  Next: replay.\n  Open: retention?\n"

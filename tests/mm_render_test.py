@@ -2,10 +2,9 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-import mm_render
-import mm_snapshot
 import pytest
-from mm_snapshot import Snapshot
+from ski_memory_manager import mm_render, mm_snapshot
+from ski_memory_manager.mm_snapshot import Snapshot
 
 NOW = datetime(2026, 5, 4, 12, 0, tzinfo=timezone.utc)
 SESSION = "2026-05-01-10-00"

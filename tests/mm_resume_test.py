@@ -3,8 +3,8 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from pathlib import Path
 
-import mm_resume
 import pytest
+from ski_memory_manager import mm_resume
 
 NOW = datetime(2026, 5, 4, 12, 0, tzinfo=timezone.utc)
 

@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 from conftest import MANAGER_DIR
 from memory_text_test import SECRETS
-from mm_snapshot import STAMP_LEN
+from ski_memory_manager.mm_snapshot import STAMP_LEN
 from support import (
     FAULT_SESSION,
     LOADER,
@@ -126,7 +126,7 @@ def test_sigkill_save_campaign(tmp_path: Path) -> None:
     kills = rounds = kills_in_window = windows_seen = 0
     leftover_names: set[str] = set()
     load_last_checks = 0
-    mm = module("memory_manager")
+    mm = module("ski_memory_manager.memory_manager")
     deadline = time.monotonic() + BUDGET_SECONDS
     step = 1
     # Kill delays are drawn from [0, scale). The scale adapts so that about a third of the saves
@@ -302,7 +302,7 @@ import json, sys, time
 from pathlib import Path
 sys.path[:0] = [sys.argv[1], sys.argv[2]]
 import support
-import memory_manager
+from ski_memory_manager import memory_manager
 memory, p, saves, shared = Path(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
 own = f"2026-03-{p + 2:02d}-10-00"
 done, failures = [], []
@@ -333,7 +333,7 @@ import json, sys, time
 from pathlib import Path
 sys.path[:0] = [sys.argv[1], sys.argv[2]]
 import support
-import memory_manager
+from ski_memory_manager import memory_manager
 memory, stop = Path(sys.argv[3]), Path(sys.argv[4])
 reads, bad, sessions = 0, [], set()
 raw_reads = 0
@@ -487,7 +487,7 @@ def memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     clear_claude_env(monkeypatch)
     mem = tmp_path / "proj" / "memory"
     mem.mkdir(parents=True)
-    mm = module("memory_manager")
+    mm = module("ski_memory_manager.memory_manager")
     src = tmp_path / "first.json"
     src.write_text(json.dumps(save_input("ORIGINAL")))
     res = call_main(mm, ["save", "--memory-dir", str(mem), "--input", str(src)])
@@ -579,7 +579,7 @@ FAULTS = [(t, e) for t in TARGETS for e in (errno.ENOSPC, errno.EIO)] + [
 def test_write_fault(
     memory: Path, monkeypatch: pytest.MonkeyPatch, target: str, err: int, scenario: str
 ) -> None:
-    mm = module("memory_manager")
+    mm = module("ski_memory_manager.memory_manager")
     original = {p.name: p.read_bytes() for p in memory.iterdir()}
     session = FAULT_SESSION if scenario == "update" else "2026-01-02-10-00"
     log: list[str] = []
@@ -850,7 +850,7 @@ def test_save_over_corrupt_same_session_keeps_it(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("name", list(SECRETS))
 def test_secrets_are_redacted_on_save(name: str, tmp_path: Path, memory_dir: Path) -> None:
-    mm = module("memory_manager")
+    mm = module("ski_memory_manager.memory_manager")
     raw, text = SECRETS[name]
     res = save_and_drop_input(mm, memory_dir, hostile_save_input(text))
     assert_no_traceback(res, "save")
@@ -873,7 +873,7 @@ def test_an_update_does_not_rewrite_a_raw_secret(name: str, memory_dir: Path) ->
     """A save that merges into a snapshot holding a hand-pasted secret writes the file anew:
     what it writes must not hold the raw secret (DESIGN: secrets in any field are stored as
     [REDACTED])."""
-    mm = module("memory_manager")
+    mm = module("ski_memory_manager.memory_manager")
     assert save_and_drop_input(mm, memory_dir, hostile_save_input("clean")).code == 0
     raw, text = SECRETS[name]
     (snap,) = snapshot_files(memory_dir)
@@ -893,7 +893,7 @@ def test_an_update_does_not_rewrite_a_raw_secret(name: str, memory_dir: Path) ->
 
 def test_a_secret_as_project_name_is_never_written(memory_dir: Path) -> None:
     """A token is a valid-looking project name: it must not end up in a file name or output."""
-    mm = module("memory_manager")
+    mm = module("ski_memory_manager.memory_manager")
     token = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
     payload = hostile_save_input("x")
     payload["project_name"] = token

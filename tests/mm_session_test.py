@@ -9,12 +9,12 @@ import sys
 import time
 from pathlib import Path
 
-import mm_session
 import pytest
 from conftest import MANAGER_DIR
 from hypothesis import given
 from hypothesis import strategies as st
-from mm_session import SessionStart, format_record, parse_record, record_path
+from ski_memory_manager import mm_session
+from ski_memory_manager.mm_session import SessionStart, format_record, parse_record, record_path
 from support import clean_env, run_command
 
 SCRIPT = MANAGER_DIR / "memory_manager.py"

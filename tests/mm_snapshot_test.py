@@ -3,13 +3,12 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-import mm_snapshot
-import mm_update
 import pytest
 import yaml
 from hypothesis import given
 from hypothesis import strategies as st
-from mm_snapshot import Decision, Snapshot
+from ski_memory_manager import mm_snapshot, mm_update
+from ski_memory_manager.mm_snapshot import Decision, Snapshot
 from support import SNAP_HEAD, SNAPSHOT_FRAGMENTS, fuzz_doc
 
 NOW = datetime(2026, 5, 1, 15, 0, tzinfo=timezone.utc)

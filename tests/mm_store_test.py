@@ -8,13 +8,12 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-import memory_io
-import mm_snapshot
-import mm_store
 import pytest
 from conftest import MANAGER_DIR
 from hypothesis import given
 from hypothesis import strategies as st
+from ski_memory_manager import mm_snapshot, mm_store
+from ski_memory_manager.shared import memory_io
 from support import (
     FAULT_SESSION,
     MANAGER,
@@ -178,7 +177,7 @@ KILLED_BEFORE_REPLACE = """
 import os, sys
 from pathlib import Path
 sys.path.insert(0, sys.argv[1])
-import memory_io
+from ski_memory_manager.shared import memory_io
 os.replace = lambda *a: os._exit(9)  # the process dies right before the rename
 memory_io.atomic_write(Path(sys.argv[2]), b"new, complete text\\n")
 """
@@ -207,7 +206,7 @@ HOLD_LOCK = """
 import sys, time
 from pathlib import Path
 sys.path.insert(0, sys.argv[1])
-import mm_store
+from ski_memory_manager import mm_store
 with mm_store.locked(Path(sys.argv[2])):
     print("locked", flush=True)
     sys.stdin.readline()
@@ -271,7 +270,7 @@ def test_helpers_are_importable_from_the_script_folder_alone() -> None:
         """
         import sys
         sys.path.insert(0, sys.argv[1])
-        import mm_store
+        from ski_memory_manager import mm_store
         print(mm_store.snapshot_name("2026-05-01-14-30", "p"))
         """
     )
@@ -309,7 +308,7 @@ def test_memory_dir_symlink_works_when_the_user_names_it(
     """--memory-dir is the user's: a link there is followed wherever it leads. The project's own
     memory/ is the repository's: the same link there leads outside the project and is refused
     (a clone must not resume another project's session)."""
-    mm = module("memory_manager")
+    mm = module("ski_memory_manager.memory_manager")
     clear_claude_env(monkeypatch)
     real = tmp_path / "elsewhere" / "real-memory"
     real.mkdir(parents=True)
@@ -349,7 +348,7 @@ def test_memory_dir_symlink_works_when_the_user_names_it(
 def test_snapshot_symlink_to_outside_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A snapshot name that is a link to a file outside the memory dir (say, committed to a repo
     by someone else) must not be shown, nor merged from, nor written through."""
-    mm = module("memory_manager")
+    mm = module("ski_memory_manager.memory_manager")
     clear_claude_env(monkeypatch)
     outside = tmp_path / "outside" / "private.md"
     outside.parent.mkdir()

@@ -5,15 +5,13 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-import memory_text
-import mm_capture
-import mm_snapshot
-import mm_summary
 import pytest
 from conftest import ROOT
 from hypothesis import given
 from hypothesis import strategies as st
 from memory_text_test import SECRETS
+from ski_memory_manager import mm_capture, mm_snapshot, mm_summary
+from ski_memory_manager.shared import memory_text
 from support import STAMP_LIKE, control_chars, folded_problems
 
 CASES = ROOT / "tests" / "captures"

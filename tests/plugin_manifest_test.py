@@ -12,12 +12,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import mm_session
-import pm_limits
-import pm_path_index
-import pm_recall
 import pytest
 from conftest import ROOT
+from project_memory_loader.core import pm_limits
+from project_memory_loader.recall import pm_path_index, pm_recall
+from ski_memory_manager import mm_session
 from support import HOOK_LIMIT, run_command
 
 PLUGIN_JSON = ROOT / ".claude-plugin" / "plugin.json"

@@ -12,16 +12,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-import pm_add
-import pm_epic_input
-import pm_epic_layout
-import pm_parse
-import pm_tokens
 import pytest
 from conftest import LOADER_DIR
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from pm_epic_input import InvalidEntry
+from project_memory_loader.core import pm_parse, pm_tokens
+from project_memory_loader.writing import pm_add, pm_epic_input, pm_epic_layout
+from project_memory_loader.writing.pm_epic_input import InvalidEntry
 from support import EST, LOADER, TIMEOUT, Result, estimate, memory_file, tree
 
 CASES = Path(__file__).resolve().parent / "cases"
@@ -823,7 +820,7 @@ HOLD = """
 import sys
 from pathlib import Path
 sys.path.insert(0, sys.argv[1])
-import memory_io
+from project_memory_loader.shared import memory_io
 with memory_io.locked(Path(sys.argv[2])):
     print("locked", flush=True)
     sys.stdin.readline()

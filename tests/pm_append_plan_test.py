@@ -6,14 +6,17 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Any
 
-import pm_append_plan
-import pm_epic_input
-import pm_meta_lines
-import pm_parse
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pm_append_plan import AppendRefused, append_entries, entry_key, epic_named
+from project_memory_loader.core import pm_meta_lines, pm_parse
+from project_memory_loader.writing import pm_append_plan, pm_epic_input
+from project_memory_loader.writing.pm_append_plan import (
+    AppendRefused,
+    append_entries,
+    entry_key,
+    epic_named,
+)
 
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=timezone.utc)
 

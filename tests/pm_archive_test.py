@@ -16,15 +16,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import memory_io
-import pm_archive_plan
-import pm_parse
-import pm_tokens
 import pytest
 from conftest import LOADER_DIR
 from hypothesis import given
 from hypothesis import strategies as st
-from pm_render import SKIP_TOKENS
+from project_memory_loader.core import pm_parse, pm_tokens
+from project_memory_loader.core.pm_render import SKIP_TOKENS
+from project_memory_loader.shared import memory_io
+from project_memory_loader.writing import pm_archive_plan
 from support import (
     EST,
     LOADER,
@@ -281,8 +280,7 @@ def test_archive_keeps_the_file_s_mode_and_line_ends(loader: Any, archived_proje
 KILLED_AT_REPLACE = """
 import os, sys
 sys.path.insert(0, sys.argv[1])
-import permanent_memory
-sys.path[1:1] = permanent_memory.FOLDERS
+from project_memory_loader import permanent_memory
 calls = []
 real = os.replace
 def replace(src, dst):
@@ -495,7 +493,7 @@ def _epic_ids(text: str) -> list[str]:
 def test_archive_fault(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, target: str, nth: int, err: int
 ) -> None:
-    pm = module("permanent_memory")
+    pm = module("project_memory_loader.permanent_memory")
     clear_claude_env(monkeypatch)
     proj = tmp_path / "proj"
     memdir = proj / ".claude" / "memory"

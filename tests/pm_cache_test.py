@@ -9,11 +9,10 @@ import subprocess
 import time
 from pathlib import Path
 
-import hook_io
-import memory_io
-import pm_cache
-import pm_recall_store
 import pytest
+from project_memory_loader.core import pm_cache
+from project_memory_loader.recall import pm_recall_store
+from project_memory_loader.shared import hook_io, memory_io
 from support import (
     LOADER,
     LOADER_STAMP,
@@ -62,7 +61,7 @@ def test_code_stamp_names_every_rendering_module() -> None:
         "recall/pm_recall.py",
         "recall/pm_recall_index.py",
         "recall/pm_recall_store.py",
-        "memory_text.py",
+        "shared/memory_text.py",
     }
     for names in (pm_cache.RENDER_MODULES, pm_recall_store.TABLE_MODULES):
         stamp = hook_io.code_stamp(pm_cache.LOADER, names)
@@ -173,7 +172,7 @@ def _corrupt(path: Path, how: str) -> None:
 def test_loader_cache_corrupted(
     loader_project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
 ) -> None:
-    pm = module("permanent_memory")
+    pm = module("project_memory_loader.permanent_memory")
     cache = tmp_path / "plugin-data"
     monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(cache))
     expected = call_main(pm, ["load", "--project-dir", str(loader_project)]).out

@@ -10,14 +10,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pm_findings
-import pm_tokens
 import pytest
 import yaml
 from conftest import ROOT
-from pm_epic_input import MAX_KEYWORDS_CHARS
-from pm_meta_lines import MAX_KEYWORD_CHARS, MAX_KEYWORDS
-from pm_render import Budget
+from project_memory_loader.core import pm_tokens
+from project_memory_loader.core.pm_meta_lines import MAX_KEYWORD_CHARS, MAX_KEYWORDS
+from project_memory_loader.core.pm_render import Budget
+from project_memory_loader.reading import pm_findings
+from project_memory_loader.writing.pm_epic_input import MAX_KEYWORDS_CHARS
 from support import EST, TIMEOUT, Result, estimate, memory_file
 
 CASES = Path(__file__).resolve().parent / "cases"

@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import permanent_memory
 import pytest
+from project_memory_loader import permanent_memory
 from support import Result
 
 CASES = Path(__file__).resolve().parent / "cases"

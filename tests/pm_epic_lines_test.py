@@ -6,11 +6,11 @@ import json
 from datetime import datetime, timezone
 from pathlib import Path
 
-import pm_add
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pm_epic_lines import LinesError, parse_epic_lines
+from project_memory_loader.writing import pm_add
+from project_memory_loader.writing.pm_epic_lines import LinesError, parse_epic_lines
 
 NOW = datetime(2026, 5, 15, 14, 0, tzinfo=timezone.utc)
 AWKWARD = """it's "quoted" $HOME `tick` {brace} C:\\dir\\file naïve 日本 — ok"""

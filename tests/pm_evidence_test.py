@@ -10,16 +10,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pm_evidence
-import pm_evidence_git
-import pm_render
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pm_evidence import EXISTS, GONE, MOVED
-from pm_parse import parse_permanent
-from pm_render import MAX_LINE_CHARS, STAMP, Budget, render_block
 from pm_render_test import check_block, real_counter
+from project_memory_loader.core import pm_render
+from project_memory_loader.core.pm_parse import parse_permanent
+from project_memory_loader.core.pm_render import MAX_LINE_CHARS, STAMP, Budget, render_block
+from project_memory_loader.evidence import pm_evidence, pm_evidence_git
+from project_memory_loader.evidence.pm_evidence import EXISTS, GONE, MOVED
 from support import LOADER as LOADER_SCRIPT
 from support import MEMORY, NOW, Repo, clean_env, hook_payload, run
 
@@ -559,7 +558,7 @@ def test_the_hook_sees_a_deletion_and_a_move_at_its_next_run(repo: Repo, tmp_pat
 
 
 def test_recall_lines_carry_the_markers_and_keep_their_identity() -> None:
-    import pm_recall_index
+    from project_memory_loader.recall import pm_recall_index
 
     epics = parse_permanent(GIT_MEMORY)
     lines = GIT_MEMORY.split("\n")
@@ -630,7 +629,7 @@ def test_a_git_that_fails_or_hangs_leaves_existence_only(repo: Repo, tmp_path: P
 def test_check_numbers_lines_as_the_parser_does_when_a_lone_cr_ends_a_line() -> None:
     # Found by the property below: the parser reads a lone CR as a line end, so the checker
     # must split the same normalised text or it indexes past the end of its lines.
-    import pm_findings
+    from project_memory_loader.reading import pm_findings
 
     text = "## Epic: E-1 \u2014 intent src/a.py\n\r"
     report = pm_findings.check_text(text, words, words, Budget(), states={"src/a.py": "gone"})
@@ -641,7 +640,7 @@ def test_check_numbers_lines_as_the_parser_does_when_a_lone_cr_ends_a_line() -> 
 
 @given(memory_texts, states_strategy)
 def test_check_never_raises_with_evidence(text: str, states: dict[str, str]) -> None:
-    import pm_findings
+    from project_memory_loader.reading import pm_findings
 
     report = pm_findings.check_text(text, words, words, Budget(), states=states)
     for finding in report.findings:

@@ -10,11 +10,12 @@ import os
 from pathlib import Path
 from typing import Any
 
-import pm_file_hook
-import pm_walk
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from project_memory_loader.evidence import pm_walk
+from project_memory_loader.recall import pm_file_hook
+from project_memory_loader.recall.pm_path_index import PLAIN
 from support import LOADER, LOADER_STAMP, assert_no_traceback, clean_env, run
 
 MEMORY = """\
@@ -321,9 +322,8 @@ def test_inspect_path_says_what_matched_and_why(
 
 
 def built(counter: Any) -> tuple[Any, Any]:
-    import pm_parse
-    import pm_path_index
-    import pm_recall_index
+    from project_memory_loader.core import pm_parse
+    from project_memory_loader.recall import pm_path_index, pm_recall_index
 
     epics = pm_parse.parse_permanent(MEMORY)
     archives = [("archive/2024-01-01.md", ARCHIVE.encode())]
@@ -359,7 +359,7 @@ PROMPTS = st.sampled_from(
 def test_budgets_hold_and_no_entry_goes_out_twice(
     calls: list[tuple[str, str]], call_budget: int, session_budget: int, threshold: float
 ) -> None:
-    import pm_path_index
+    from project_memory_loader.recall import pm_path_index
     from support import token_count
 
     count = lambda text: token_count(text)[0]  # noqa: E731  # exact when tiktoken loads
@@ -393,12 +393,12 @@ ASCII_PATTERN = (
 
 
 @settings(max_examples=100, deadline=None)
-@given(path=st.text(alphabet=sorted(__import__("pm_path_index").PLAIN), min_size=1, max_size=60))
+@given(path=st.text(alphabet=sorted(PLAIN), min_size=1, max_size=60))
 def test_the_header_is_cut_as_cl100k_cuts_it(path: str) -> None:
     import re
 
-    import pm_path_index
-    import pm_tokens
+    from project_memory_loader.core import pm_tokens
+    from project_memory_loader.recall import pm_path_index
 
     assert pm_tokens.CL100K_PAT_STR.startswith("'(?i:[sdmt]|ll|ve|re)|[^\\r\\n\\p{L}\\p{N}]?+")
     line = pm_path_index.header_line(path) + "\n"
@@ -407,7 +407,7 @@ def test_the_header_is_cut_as_cl100k_cuts_it(path: str) -> None:
 
 
 def test_the_header_counts_exactly_when_its_pieces_are_known() -> None:
-    import pm_path_index
+    from project_memory_loader.recall import pm_path_index
     from support import token_count
 
     count = lambda text: token_count(text)[0]  # noqa: E731
@@ -472,8 +472,8 @@ def imports_of(project: Path, tmp: Path, tool_input: dict[str, Any]) -> tuple[st
             [sys.executable, "-X", "importtime", *argv], input=data, capture_output=True,
             env=env, timeout=60, check=True,
         )  # fmt: skip
-        found = {
-            line.split("|")[-1].strip()
+        found = {  # each module by its own name, its package's left out
+            line.split("|")[-1].strip().rsplit(".", 1)[-1]
             for line in done.stderr.decode().splitlines()
             if line.startswith("import time:")
         }
@@ -495,7 +495,8 @@ def test_a_call_nothing_governs_reads_no_memory_and_loads_nothing_heavy(
     # The quick answer: no json package, no re, no tokenizer, no parser, no index, no scoring;
     # not even the modules that read and key the memory file's block.
     assert loaded <= {
-        "pm_main", "pm_hook", "pm_cache", "pm_walk", "pm_file", "pm_limits", "pm_recall",
+        "project_memory_loader", "core", "evidence", "recall", "shared",
+        "permanent_memory", "pm_hook", "pm_cache", "pm_walk", "pm_file", "pm_limits", "pm_recall",
         "pm_recall_hook", "pm_recall_store", "memory_io", "hook_io", "_json", "_blake2",
         "pm_file_hook", "pm_path_index", "pm_globs",
     }, loaded  # fmt: skip

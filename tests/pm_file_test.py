@@ -8,10 +8,10 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import pm_file
 import pytest
-from pm_render import SKIP_TOKENS
-from pm_tokens import MAX_TOKEN_BYTES
+from project_memory_loader.core import pm_file
+from project_memory_loader.core.pm_render import SKIP_TOKENS
+from project_memory_loader.core.pm_tokens import MAX_TOKEN_BYTES
 from support import (
     ENV_PLANT,
     LOADER,

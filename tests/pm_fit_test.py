@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
-from pm_fit import fewest_that_fit, most_that_fit
+from project_memory_loader.core.pm_fit import fewest_that_fit, most_that_fit
 
 
 @given(st.integers(0, 40), st.integers(0, 40), st.integers(-2, 45))

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import time
 
-import pm_globs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from project_memory_loader.evidence import pm_globs
 
 
 def reference_parts(parts: tuple[str, ...], names: list[str]) -> bool:

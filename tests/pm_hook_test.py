@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pm_cache
-import pm_hook
 import pytest
-from pm_limits import HARD_CAP, STALE_DAYS, TOKEN_TARGET
-from pm_render import STAMP
+from project_memory_loader import pm_hook
+from project_memory_loader.core import pm_cache
+from project_memory_loader.core.pm_limits import HARD_CAP, STALE_DAYS, TOKEN_TARGET
+from project_memory_loader.core.pm_render import STAMP
 from support import (
     HOOK_LIMIT,
     LOADER,
@@ -204,7 +204,9 @@ def test_loader_hook_option_out_of_range(
 
 
 def test_loader_hook_stdin(monkeypatch: Any) -> None:
-    counts = hook_fuzz(monkeypatch, "permanent_memory", HOOK_LIMIT, LOADER_STAMP)
+    counts = hook_fuzz(
+        monkeypatch, "project_memory_loader.permanent_memory", HOOK_LIMIT, LOADER_STAMP
+    )
     print("loader hook fuzz:", counts)
     assert counts["emitted"] > 0, "no generated payload ever reached the project"
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from pathlib import Path
 
-import pm_evidence_git
-import pm_load
 import pytest
-from pm_limits import HARD_CAP, STALE_DAYS, TOKEN_TARGET
-from pm_render import SKIP_TOKENS, STAMP, Budget
-from pm_tokens import Tokenizer
+from project_memory_loader.core import pm_load
+from project_memory_loader.core.pm_limits import HARD_CAP, STALE_DAYS, TOKEN_TARGET
+from project_memory_loader.core.pm_render import SKIP_TOKENS, STAMP, Budget
+from project_memory_loader.core.pm_tokens import Tokenizer
+from project_memory_loader.evidence import pm_evidence_git
 
 CASES = Path(__file__).resolve().parent / "cases"
 NOW = datetime(2026, 6, 1, tzinfo=timezone.utc)

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from pm_merge_test import HEAD, epic, join
-from pm_parse import parse_permanent
+from project_memory_loader.core.pm_parse import parse_permanent
 from support import LOADER, MEMORY, Repo, make_repo
 
 BASE = join(HEAD, epic("FEAT-1", 1), epic("FEAT-2", 5))

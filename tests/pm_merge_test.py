@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import pm_merge
-import pm_merge_items
-import pm_merge_sets
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from pm_append_plan import append_entries, entry_key
-from pm_epic_input import Entry, Keyword
-from pm_findings import ERROR, check_text
-from pm_merge import merge_permanent
-from pm_merge_items import merge_items
-from pm_parse import parse_permanent
-from pm_render import Budget
+from project_memory_loader.core.pm_parse import parse_permanent
+from project_memory_loader.core.pm_render import Budget
+from project_memory_loader.reading.pm_findings import ERROR, check_text
+from project_memory_loader.writing import pm_merge, pm_merge_items, pm_merge_sets
+from project_memory_loader.writing.pm_append_plan import append_entries, entry_key
+from project_memory_loader.writing.pm_epic_input import Entry, Keyword
+from project_memory_loader.writing.pm_merge import merge_permanent
+from project_memory_loader.writing.pm_merge_items import merge_items
 from support import estimate
 
 HEAD = "# Permanent memory\n\nNotes for the team.\n"

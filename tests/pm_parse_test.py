@@ -7,12 +7,16 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-import pm_meta_lines
-import pm_parse
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pm_parse import Epic, Subsection, parse_iso_datetime, parse_permanent
+from project_memory_loader.core import pm_meta_lines, pm_parse
+from project_memory_loader.core.pm_parse import (
+    Epic,
+    Subsection,
+    parse_iso_datetime,
+    parse_permanent,
+)
 from support import EPIC_HEAD, LOADER_FRAGMENTS, fuzz_doc
 
 CASES = Path(__file__).resolve().parent / "cases"

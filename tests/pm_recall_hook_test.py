@@ -8,8 +8,8 @@ import json
 import os
 from pathlib import Path
 
-import pm_recall_store
 import pytest
+from project_memory_loader.recall import pm_recall_store
 from support import LOADER, LOADER_STAMP, MANAGER, assert_no_traceback, clean_env, run, token_count
 
 MEMORY = (Path(__file__).resolve().parent / "pm_recall_test.py").read_text()
@@ -232,8 +232,8 @@ def loaded_by(project: Path, tmp: Path, prompt: str) -> tuple[str, set[str]]:
         input=payload(project, "UserPromptSubmit", prompt=prompt), capture_output=True,
         env=env, timeout=60, check=True,
     )  # fmt: skip
-    found = {
-        line.split("|")[-1].strip()
+    found = {  # each module by its own name, its package's left out
+        line.split("|")[-1].strip().rsplit(".", 1)[-1]
         for line in done.stderr.decode().splitlines()
         if line.startswith("import time:")
     }

@@ -6,14 +6,11 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 
-import pm_parse
-import pm_recall
-import pm_recall_index
-import pm_render
-import pm_tokens
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from project_memory_loader.core import pm_parse, pm_render, pm_tokens
+from project_memory_loader.recall import pm_recall, pm_recall_index
 from support import token_count
 
 

@@ -9,14 +9,12 @@ import unicodedata
 from collections.abc import Callable
 from datetime import datetime, timezone
 
-import pm_limits
-import pm_render
-import pm_tokens
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from pm_parse import parse_permanent
-from pm_render import (
+from project_memory_loader.core import pm_limits, pm_render, pm_tokens
+from project_memory_loader.core.pm_parse import parse_permanent
+from project_memory_loader.core.pm_render import (
     MAX_LINE_CHARS,
     STAMP,
     Budget,

@@ -6,10 +6,10 @@ import re
 from datetime import datetime, timezone
 from pathlib import Path
 
-import pm_load
-import pm_report
-from pm_render import LEVELS, SKIP_TOKENS, Budget
-from pm_tokens import Tokenizer
+from project_memory_loader.core import pm_load
+from project_memory_loader.core.pm_render import LEVELS, SKIP_TOKENS, Budget
+from project_memory_loader.core.pm_tokens import Tokenizer
+from project_memory_loader.reading import pm_report
 
 CASES = Path(__file__).resolve().parent / "cases"
 NOW = datetime(2026, 6, 1, tzinfo=timezone.utc)

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pm_show
 import pytest
 from conftest import ROOT
+from project_memory_loader.reading import pm_show
 from support import Result
 
 CASES = ROOT / "tests" / "cases"

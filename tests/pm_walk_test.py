@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-import pm_walk
 import pytest
+from project_memory_loader.evidence import pm_walk
 
 # ---------------------------------------------------------------------------------------------
 # Existence, strictly inside the root

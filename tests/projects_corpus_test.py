@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 from conftest import ROOT
-from pm_globs import glob_problem
-from pm_parse import parse_permanent
+from project_memory_loader.core.pm_parse import parse_permanent
+from project_memory_loader.evidence.pm_globs import glob_problem
 from support import LOADER, clean_env, run
 
 FOLDERS = sorted(

@@ -29,7 +29,7 @@ from typing import NamedTuple
 
 import pytest
 from conftest import LOADER_DIR, ROOT
-from pm_limits import HARD_CAP, TOKEN_TARGET
+from project_memory_loader.core.pm_limits import HARD_CAP, TOKEN_TARGET
 from support import clean_env, git_env, run_command
 
 README = ROOT / "README.md"

@@ -16,8 +16,8 @@ from typing import Any
 
 import pytest
 from conftest import ROOT
-from pm_archive_plan import ARCHIVE_HEADER
-from pm_parse import Epic, parse_permanent
+from project_memory_loader.core.pm_parse import Epic, parse_permanent
+from project_memory_loader.writing.pm_archive_plan import ARCHIVE_HEADER
 from support import LOADER, clean_env, run
 
 RECALL = ROOT / "tests" / "recall"

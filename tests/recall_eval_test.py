@@ -12,8 +12,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import pm_tokens
 import pytest
+from project_memory_loader.core import pm_tokens
 from support import load_bench
 
 

