@@ -10,10 +10,10 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import mm_cli, mm_frontmatter, mm_pause, mm_session, mm_snapshot, mm_store, mm_summary
 from .shared import memory_io
@@ -138,33 +138,10 @@ def _slot(
     return None
 
 
-def captured_snapshot(
-    summary: str,
-    project: str,
-    session: str,
-    trigger: str,
-    ref: str,
-    now: datetime,
-    saved: mm_snapshot.Snapshot | None,
+def fitted_snapshot(
+    summary: str, frame: mm_snapshot.Snapshot
 ) -> tuple[mm_snapshot.Snapshot, mm_summary.Mapped]:
-    """The captured snapshot for a summary (saved: this session's earlier capture), within
-    MAX_BYTES."""
-    started = mm_snapshot.session_datetime(session)
-    assert started is not None
-    count = saved.extra.get("compactions") if saved is not None else 0
-    extra = {
-        "source": mm_snapshot.CAPTURED_SOURCE,
-        "trigger": trigger,
-        "compactions": (count if isinstance(count, int) and not isinstance(count, bool) else 0) + 1,
-        "session-ref": ref,
-    }
-    frame = mm_snapshot.Snapshot(
-        project_name=project,
-        session=session,
-        last_session_at=(saved.last_session_at if saved else None) or mm_snapshot.iso_utc(started),
-        updated_at=mm_snapshot.iso_utc(now),
-        extra=extra,
-    )
+    """The frame (front matter) with the summary's sections, the whole within MAX_BYTES."""
     fixed = len(mm_snapshot.format_snapshot(frame).encode("utf-8")) - len(
         mm_snapshot.format_body(frame).encode("utf-8")
     )
@@ -184,6 +161,100 @@ def captured_snapshot(
     return filled(mapped.sections), mapped
 
 
+def count_of(saved: mm_snapshot.Snapshot | None, key: str) -> int:
+    """A counter a saved capture holds (`compactions`, `turns`); 0 for none."""
+    value = saved.extra.get(key) if saved is not None else 0
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def captured_snapshot(
+    summary: str,
+    project: str,
+    session: str,
+    trigger: str,
+    ref: str,
+    now: datetime,
+    saved: mm_snapshot.Snapshot | None,
+) -> tuple[mm_snapshot.Snapshot, mm_summary.Mapped]:
+    """The captured snapshot for a summary (saved: this session's earlier capture), within
+    MAX_BYTES."""
+    started = mm_snapshot.session_datetime(session)
+    assert started is not None
+    extra = {
+        "source": mm_snapshot.CAPTURED_SOURCE,
+        "trigger": trigger,
+        "compactions": count_of(saved, "compactions") + 1,
+        "session-ref": ref,
+    }
+    frame = mm_snapshot.Snapshot(
+        project_name=project,
+        session=session,
+        last_session_at=(saved.last_session_at if saved else None) or mm_snapshot.iso_utc(started),
+        updated_at=mm_snapshot.iso_utc(now),
+        extra=extra,
+    )
+    return fitted_snapshot(summary, frame)
+
+
+class Place(NamedTuple):
+    """Where a session's capture goes: its project's name, the session's start (a session
+    timestamp), the reference of its id, the folder, and whether that is the project's."""
+
+    project: str
+    stamp: str
+    ref: str
+    folder: Path
+    in_project: bool
+
+
+def place_of(
+    payload: Mapping[str, Any], env: Mapping[str, str], now: datetime, mode: str, say: str
+) -> Place | str:
+    """Where this hook input's session is captured, or the line to say when nowhere."""
+    cwd = payload.get("cwd")
+    cwd = cwd if isinstance(cwd, str) and cwd and "\0" not in cwd else None
+    project_dir = mm_cli.project_dir(env, cwd)
+    project = mm_pause.project_name_for(project_dir.resolve().name)
+    session_id = payload.get("session_id")
+    session_id = session_id if isinstance(session_id, str) else ""
+    stamp = _session_start(env, session_id, cwd, now)
+    folder = _project_folder(mode, env, cwd)
+    in_project = folder is not None
+    if folder is None:
+        users = mm_session.captured_dir(env, str(project_dir))
+        if users is None:
+            return f"{say}: no cache folder (HOME unset); nothing captured"
+        folder = Path(users)
+    return Place(project, stamp, mm_session.session_ref(session_id or stamp), folder, in_project)
+
+
+Made = Callable[[str, "mm_snapshot.Snapshot | None"], "tuple[mm_snapshot.Snapshot, Any] | None"]
+
+
+def write_capture(place: Place, make: Made, say: str) -> Path | str:
+    """Under the folder's lock: this session's capture file (its own earlier one, or a free
+    name), the snapshot `make(session timestamp, saved)` gives for it (None: leave it as it is),
+    written atomically. The path written, or the line to say when nothing was."""
+    mm_frontmatter.require_yaml()
+    _make_folder(place.folder, not place.in_project)
+    with mm_store.locked(place.folder):
+        slot = _slot(place.folder, place.project, place.stamp, place.ref)
+        if slot is None:
+            return (
+                f"{say}: {NAME_TRIES} snapshot names from "
+                f"{place.stamp}-{place.project}.md are other files; nothing captured"
+            )
+        path, saved = slot
+        made = make(path.name[: mm_snapshot.STAMP_LEN], saved)
+        if made is None:
+            return ""
+        private = None if place.in_project else 0o600
+        bits = os.stat(path).st_mode & 0o7777 if saved is not None else private
+        data = mm_snapshot.format_snapshot(made[0]).encode("utf-8")
+        memory_io.atomic_write(path, data, bits)
+    return path
+
+
 def capture(payload: Mapping[str, Any], env: Mapping[str, str], now: datetime) -> str:
     """Keep the compaction summary of the hook input as this session's captured snapshot; return
     the one line to say on stderr ('' for none)."""
@@ -195,41 +266,32 @@ def capture(payload: Mapping[str, Any], env: Mapping[str, str], now: datetime) -
     summary = summary_of(payload)
     if summary is None:
         return f"{SAY}: no compaction summary in the hook input or its transcript; nothing captured"
-    cwd = payload.get("cwd")
-    cwd = cwd if isinstance(cwd, str) and cwd and "\0" not in cwd else None
-    project_dir = mm_cli.project_dir(env, cwd)
-    project = mm_pause.project_name_for(project_dir.resolve().name)
-    session_id = payload.get("session_id")
-    session_id = session_id if isinstance(session_id, str) else ""
     trigger = payload.get("trigger")
     trigger = trigger if trigger in TRIGGERS else "manual"
-    stamp = _session_start(env, session_id, cwd, now)
-    folder = _project_folder(mode, env, cwd)
-    in_project = folder is not None
-    if folder is None:
-        users = mm_session.captured_dir(env, str(project_dir))
-        if users is None:
-            return f"{SAY}: no cache folder (HOME unset); nothing captured"
-        folder = Path(users)
-    ref = mm_session.session_ref(session_id or stamp)
-    mm_frontmatter.require_yaml()
-    _make_folder(folder, not in_project)
-    with mm_store.locked(folder):
-        slot = _slot(folder, project, stamp, ref)
-        if slot is None:
-            return (
-                f"{SAY}: {NAME_TRIES} snapshot names from "
-                f"{stamp}-{project}.md are other files; nothing captured"
-            )
-        path, saved = slot
+    place = place_of(payload, env, now, mode, SAY)
+    if isinstance(place, str):
+        return place
+    found: list[mm_summary.Mapped] = []
+
+    def make(
+        session: str, saved: mm_snapshot.Snapshot | None
+    ) -> tuple[mm_snapshot.Snapshot, mm_summary.Mapped] | None:
         snapshot, mapped = captured_snapshot(
-            summary, project, path.name[: mm_snapshot.STAMP_LEN], trigger, ref, now, saved
+            summary, place.project, session, trigger, place.ref, now, saved
         )
-        if not any(mapped.sections):
-            return f"{SAY}: the summary held nothing to keep; nothing captured"
-        private = None if in_project else 0o600
-        bits = os.stat(path).st_mode & 0o7777 if saved is not None else private
-        memory_io.atomic_write(path, mm_snapshot.format_snapshot(snapshot).encode("utf-8"), bits)
+        found.append(mapped)
+        return (snapshot, mapped) if any(mapped.sections) else None
+
+    path = write_capture(place, make, SAY)
+    if isinstance(path, str):
+        return path or f"{SAY}: the summary held nothing to keep; nothing captured"
+    try:
+        from . import mm_transcript_read
+
+        mm_transcript_read.keep_summary(env, place.ref, summary)  # for the session's later turns
+    except (OSError, memory_io.MemoryIOError):
+        pass  # the turns after it are captured without it
+    mapped = found[0]
     notes = []
     if not mapped.known:
         notes.append("the summary had no part this knows; kept as the session summary")

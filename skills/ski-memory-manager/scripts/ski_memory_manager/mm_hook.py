@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-HELP = "the plugin's hook: resume at SessionStart, capture at PostCompact"
+HELP = "the plugin's hook: resume at SessionStart, capture at PostCompact, Stop and SessionEnd"
 CACHE_FORMAT = "mm-resume-2"
 # A compaction summary comes in the hook input (PostCompact): a few KB, but it is bounded, not
 # trusted to be small.
@@ -240,6 +240,26 @@ def post_compact(payload: dict[str, Any]) -> int:
     return 0
 
 
+def turn_end(payload: dict[str, Any]) -> int:
+    """Stop and SessionEnd: this session's snapshot brought up to its last turn from its
+    transcript (mm_turn_capture); when the transcript did not change since the last capture,
+    one small read and one stat. Nothing on stdout, at most one line on stderr, exit 0."""
+    try:
+        from . import mm_transcript_read
+
+        if mm_transcript_read.nothing_new(payload, os.environ):
+            return 0
+        from . import mm_turn_capture
+
+        line = mm_turn_capture.hook(payload)
+    except BaseException as exc:  # the hook boundary: never break the session, whatever it is
+        event = payload.get("hook_event_name")
+        line = f"ski-memory-manager hook: {event}: {type(exc).__name__}: {exc}"
+    if line:
+        say(line)
+    return 0
+
+
 def hook() -> int:
     """Claude Code SessionStart: the resume block and the permanent-memory block as hook JSON,
     and a status line for the user; never fail, never print half."""
@@ -247,8 +267,11 @@ def hook() -> int:
     resume = permanent = ("", "")
     try:
         payload = read_payload()
-        if payload.get("hook_event_name") == "PostCompact":
+        event = payload.get("hook_event_name")
+        if event == "PostCompact":
             return post_compact(payload)
+        if event in ("Stop", "SessionEnd"):
+            return turn_end(payload)
         resume = resume_context(payload, os.environ, time.time())
     except BaseException as exc:  # the hook boundary: never break the session, whatever it is
         say(f"ski-memory-manager hook: {type(exc).__name__}: {exc}")

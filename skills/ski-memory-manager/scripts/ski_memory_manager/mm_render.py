@@ -69,9 +69,12 @@ def state(snapshot: mm_snapshot.Snapshot) -> str:
 
 def resume_line(project: str, snapshot: mm_snapshot.Snapshot, session: str, now: datetime) -> str:
     """`Resuming `P` (last touched 3 days ago, status: in-progress at CP-S2)`; for a captured
-    snapshot, `Resuming `P` (from the session compacted 2 hours ago)`."""
+    snapshot, `Resuming `P` (from the session compacted 2 hours ago)`, or `… (from the session
+    that ended 2 hours ago)` when its transcript made it."""
     touched = touched_at(snapshot, session)
     when = ago((now - touched).total_seconds()) if touched else "at an unknown time"
+    if mm_snapshot.is_from_transcript(snapshot):
+        return f"Resuming `{project}` (from the session that ended {when})"
     if mm_snapshot.is_captured(snapshot):
         return f"Resuming `{project}` (from the session compacted {when})"
     return f"Resuming `{project}` (last touched {when}, status: {state(snapshot)})"
@@ -203,7 +206,9 @@ def hook_status(found: Sequence[tuple[str, SnapshotFile]], more: int) -> str:
     project, newest = found[0]
     checkpoint = one_line(newest.snapshot.last_checkpoint, 40)
     where = f" at {checkpoint}" if checkpoint else f" ({one_line(newest.snapshot.status, 40)})"
-    if mm_snapshot.is_captured(newest.snapshot):
+    if mm_snapshot.is_from_transcript(newest.snapshot):
+        where = " (last session)"
+    elif mm_snapshot.is_captured(newest.snapshot):
         where = " (compacted session)"
     if len(found) == 1 and not more:
         return f"resumed {one_line(project, 64)}{where}"

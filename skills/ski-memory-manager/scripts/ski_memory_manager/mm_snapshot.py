@@ -105,11 +105,17 @@ def json_type(value: object) -> str:
 
 
 CAPTURED_SOURCE = "compaction"  # the `source` front matter key of a captured snapshot
+TRANSCRIPT_SOURCE = "transcript"  # the same, for one the Stop and SessionEnd hooks made
 
 
 def is_captured(snapshot: Snapshot) -> bool:
-    """A snapshot the PostCompact hook made from the client's summary (mm_capture)."""
-    return snapshot.extra.get("source") == CAPTURED_SOURCE
+    """A snapshot a hook made without anyone's step: from the client's compaction summary
+    (mm_capture), or from the session's transcript (mm_turn_capture)."""
+    return snapshot.extra.get("source") in (CAPTURED_SOURCE, TRANSCRIPT_SOURCE)
+
+
+def is_from_transcript(snapshot: Snapshot) -> bool:
+    return snapshot.extra.get("source") == TRANSCRIPT_SOURCE
 
 
 # --- names and times ---------------------------------------------------------------------------

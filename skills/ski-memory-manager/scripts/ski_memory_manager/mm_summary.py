@@ -80,7 +80,7 @@ _KINDS: tuple[tuple[str, Callable[[frozenset[str]], bool]], ...] = (
             }
         ),
     ),
-    (CURRENT, lambda w: bool(w & {"current", "continuing", "state", "status"})),
+    (CURRENT, lambda w: bool(w & {"current", "continuing", "state", "status", "stopped"})),
     (
         SUMMARY,
         lambda w: bool(
@@ -109,6 +109,7 @@ _KINDS: tuple[tuple[str, Callable[[frozenset[str]], bool]], ...] = (
 _PRIORITY = {NEXT: 0, CURRENT: 1, SUMMARY: 2, PENDING: 3, STEPS: 4, DECISIONS: 5}
 _REST = 6
 _LABELS = {NEXT: "Next step", CURRENT: "Current work", PENDING: "Pending"}
+_STOPPED = "Where it stopped"
 _ASKED = {"request", "requests", "intent", "goal", "goals", "objective", "objectives", "task"}
 
 _MD_HEADING = re.compile(r" {0,3}#{1,6}[ \t]+(.*?)[ \t#]*")
@@ -323,7 +324,9 @@ def _units(parts: Sequence[Part]) -> list[_Unit]:
             for index, item in enumerate(_items(part.lines)):
                 units.append(_Unit(part.kind, order * 1000 + index, "", item))
             continue
-        if part.kind in _LABELS:
+        if part.kind == CURRENT and "stopped" in _WORD.findall(part.title.lower()):
+            label = _STOPPED  # the last answer of a session read from its transcript
+        elif part.kind in _LABELS:
             label = _LABELS[part.kind]
         elif not part.title or _ASKED & set(_WORD.findall(part.title.lower())):
             label = ""  # what was asked, or text under no heading: it needs no label
