@@ -139,9 +139,10 @@ def _slot(
 
 
 def fitted_snapshot(
-    summary: str, frame: mm_snapshot.Snapshot
+    summary: str, frame: mm_snapshot.Snapshot, after: str = ""
 ) -> tuple[mm_snapshot.Snapshot, mm_summary.Mapped]:
-    """The frame (front matter) with the summary's sections, the whole within MAX_BYTES."""
+    """The frame (front matter) with the summary's sections (and those of `after`, a text read
+    on its own whose parts follow the summary's), the whole within MAX_BYTES."""
     fixed = len(mm_snapshot.format_snapshot(frame).encode("utf-8")) - len(
         mm_snapshot.format_body(frame).encode("utf-8")
     )
@@ -157,7 +158,7 @@ def fitted_snapshot(
     def measure(sections: mm_summary.Sections) -> int:
         return fixed + len(mm_snapshot.format_body(filled(sections)).encode("utf-8"))
 
-    mapped = mm_summary.map_summary(summary, MAX_BYTES, measure)
+    mapped = mm_summary.map_summary(summary, MAX_BYTES, measure, after)
     return filled(mapped.sections), mapped
 
 

@@ -392,10 +392,14 @@ def _rank(unit: _Unit) -> int:
     return _PRIORITY[unit.kind]
 
 
-def map_summary(text: str, room: int, measure: Callable[[Sections], int]) -> Mapped:
+def map_summary(
+    text: str, room: int, measure: Callable[[Sections], int], after: str = ""
+) -> Mapped:
     """The summary's sections within `room` (what `measure` says they take, in bytes): every
-    piece in order of priority, each first cut to its share, then as much of each as fits."""
-    parts = split_parts(text)
+    piece in order of priority, each first cut to its share, then as much of each as fits.
+    `after`: a second text read on its own (so that nothing in the first, an unclosed tag or
+    fence, reaches into it), whose parts come after the first's."""
+    parts = split_parts(text) + (split_parts(after) if after else [])
     known = any(part.title and kind_of(part.title) is not None for part in parts)
     redacted = 0
     units = []

@@ -428,7 +428,9 @@ def summary_text(facts: Facts) -> str:
     so nothing a person or a model wrote can pass for a heading."""
     parts = []
     if facts.prompts:
-        parts.append("## Request\n" + "".join(f"- {p}\n" for p in facts.prompts))
+        parts.append(
+            "## Request\n" + "".join(f"- {shorten(p, PROMPT_CHARS)}\n" for p in facts.prompts)
+        )
     steps = []
     if facts.files:
         steps.append("Changed " + ", ".join(f"`{f}`" for f in facts.files))
@@ -441,7 +443,10 @@ def summary_text(facts: Facts) -> str:
         parts.append("## Changes\n" + "".join(f"- {shorten(s, 600)}\n" for s in steps))
     left = [t for t in facts.tasks if t.status != "completed"]
     if left:
-        items = "".join(f"- {t.text} ({t.status.replace('_', ' ')})\n" for t in left)
+        items = "".join(
+            f"- {shorten(t.text, TASK_CHARS)} ({shorten(t.status.replace('_', ' '), 20)})\n"
+            for t in left
+        )
         parts.append("## Pending tasks\n" + items)
     if facts.answer:
         lines = [line for line in facts.answer.split("\n") if line.strip()]

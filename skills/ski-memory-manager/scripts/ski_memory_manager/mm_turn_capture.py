@@ -21,6 +21,7 @@ SAY = "ski-memory-manager hook: {event}"  # how its one stderr line starts
 
 
 def turn_snapshot(
+    summary: str,
     text: str,
     place: mm_capture.Place,
     session: str,
@@ -28,8 +29,8 @@ def turn_snapshot(
     now: datetime,
     saved: mm_snapshot.Snapshot | None,
 ) -> tuple[mm_snapshot.Snapshot, mm_summary.Mapped]:
-    """The session's snapshot for the summary text (saved: its earlier capture, whose start
-    and compaction count are kept)."""
+    """The session's snapshot for the facts' text after the session's compaction summary ('' for
+    none) (saved: its earlier capture, whose start and compaction count are kept)."""
     started = mm_snapshot.session_datetime(session)
     assert started is not None
     extra: dict[str, object] = {"source": mm_snapshot.TRANSCRIPT_SOURCE, "turns": facts.turns}
@@ -44,7 +45,11 @@ def turn_snapshot(
         updated_at=mm_snapshot.iso_utc(now),
         extra=extra,
     )
-    return mm_capture.fitted_snapshot(text, frame)
+    return (
+        mm_capture.fitted_snapshot(summary, frame, text)
+        if summary
+        else (mm_capture.fitted_snapshot(text, frame))
+    )
 
 
 def holds_work(snapshot: mm_snapshot.Snapshot) -> bool:
@@ -124,13 +129,13 @@ def write_snapshot(
     place = mm_capture.place_of(payload, env, now, mode, say)
     if isinstance(place, str):
         return place
-    text = "\n\n".join(part for part in (summary, mm_transcript.summary_text(facts)) if part)
+    text = mm_transcript.summary_text(facts)
     found: list[mm_summary.Mapped] = []
 
     def make(
         session: str, saved: mm_snapshot.Snapshot | None
     ) -> tuple[mm_snapshot.Snapshot, mm_summary.Mapped] | None:
-        snapshot, mapped = turn_snapshot(text, place, session, facts, now, saved)
+        snapshot, mapped = turn_snapshot(summary, text, place, session, facts, now, saved)
         if not any(mapped.sections):
             return None
         if saved is not None and holds_work(saved) and not holds_work(snapshot):
