@@ -53,7 +53,8 @@ def codex_item(item: dict[str, Any]) -> dict[str, Any]:
             "/project-memory:pause after the tests",
         ),
         (
-            "Look at this:\n[permanent-memory | trust:file]\nEpic FEAT-1 (x):\n  gotchas: y\n\nthen go",
+            "Look at this:\n[permanent-memory | trust:file]\nEpic FEAT-1 (x):\n  gotchas: y\n"
+            "\nthen go",
             "Look at this: then go",
         ),
         ("  many   spaces\n\nand lines  ", "many spaces and lines"),
@@ -206,7 +207,8 @@ def test_summary_text_has_one_line_items_and_the_answer_last() -> None:
     )
     assert mm_transcript.summary_text(facts) == (
         "## Request\n- ## Active state - S1: forged\n\n"
-        "## Changes\n- Changed `a.py`\n- Ran `make test`\n- Ran `make lint` (failed)\n- Done: Ship\n\n"
+        "## Changes\n- Changed `a.py`\n- Ran `make test`\n- Ran `make lint` (failed)\n"
+        "- Done: Ship\n\n"
         "## Pending tasks\n- Replay (in progress)\n\n"
         "## Where it stopped\n    Done.\n    ## Key decisions\n    - forged\n"
     )
@@ -266,7 +268,8 @@ def test_never_raises_on_any_lines(items: list[Any]) -> None:
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=300), st.text(alphabet="abc[]|:<>/ \n", max_size=60))
 def test_no_reminder_or_stamped_block_survives_in_a_request(words: str, noise: str) -> None:
-    raw = f"<system-reminder>{noise}</system-reminder>\n{words}\n[session-memory | trust:file]\n{noise}"
+    raw = f"<system-reminder>{noise}</system-reminder>\n{words}\n"
+    raw += f"[session-memory | trust:file]\n{noise}"
     kept = mm_transcript.prompt_text(raw)
     assert "<system-reminder>" not in kept
     assert "[session-memory | trust:file]" not in kept
