@@ -173,6 +173,8 @@ def test_hooks_wiring() -> None:
         "SubagentStart",
         "PostCompact",
         "PreToolUse",
+        "Stop",
+        "SessionEnd",
     }
     [start_group] = hooks["hooks"]["SessionStart"]
     assert start_group["matcher"] == "startup|resume|clear|compact"
@@ -186,6 +188,14 @@ def test_hooks_wiring() -> None:
     [compact_group] = hooks["hooks"]["PostCompact"]
     assert compact_group["matcher"] == "manual|auto"
     assert [h["command"] for h in _commands(hooks, "PostCompact")] == [MANAGER_HOOK]
+    # Each turn's end and the session's: the manager keeps the session's snapshot from its
+    # transcript. SessionEnd within Codex's 3 s cap (Claude Code gives every SessionEnd hook
+    # 1.5 s in all by default).
+    for event in ("Stop", "SessionEnd"):
+        [group] = hooks["hooks"][event]
+        assert "matcher" not in group
+        assert [h["command"] for h in _commands(hooks, event)] == [MANAGER_HOOK]
+    assert [h["timeout"] for h in _commands(hooks, "SessionEnd")] == [3]
     [subagent_group] = hooks["hooks"]["SubagentStart"]
     assert "matcher" not in subagent_group  # every kind of subagent
     assert [h["command"] for h in _commands(hooks, "SubagentStart")] == [LOADER_HOOK]
@@ -216,6 +226,8 @@ def test_hook_commands_point_at_skill_scripts(command: str) -> None:
     [
         (MANAGER_HOOK, "SessionStart", {"source": "startup"}),
         (MANAGER_HOOK, "PostCompact", {"trigger": "manual", "compact_summary": "## Next\n- x"}),
+        (MANAGER_HOOK, "Stop", {"stop_hook_active": False, "last_assistant_message": "Done."}),
+        (MANAGER_HOOK, "SessionEnd", {"reason": "other"}),
         (LOADER_HOOK, "SessionStart", {"source": "startup"}),
         (LOADER_HOOK, "UserPromptSubmit", {"prompt": "hello", "permission_mode": "default"}),
         (LOADER_HOOK, "SubagentStart", {"agent_id": "a-1", "agent_type": "general-purpose"}),

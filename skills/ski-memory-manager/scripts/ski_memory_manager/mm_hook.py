@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
-HELP = "the plugin's hook: resume at SessionStart, capture at PostCompact, Stop and SessionEnd"
+HELP = "the plugin's hook: resume at session start, capture the session"
 CACHE_FORMAT = "mm-resume-2"
 # A compaction summary comes in the hook input (PostCompact): a few KB, but it is bounded, not
 # trusted to be small.
