@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from ski_memory_manager.mm_snapshot import STAMP_LEN
+from ski_memory_manager.mm_snapshot import STAMP_LEN, parse_snapshot
 from support import (
     HARD_CAP,
     HOOK_LIMIT,
@@ -740,3 +741,57 @@ def test_loader_add_keeps_hostile_text_inside_its_epic(tmp_path: Path) -> None:
     assert "SMUGGLED" not in "".join(
         ln for ln in load.out.split("\n") if ln.startswith("Epic SMUGGLED")
     )
+
+
+# ---------------------------------------------------------------------------------------------
+# Manager: transcripts (the Stop hook)
+
+TRANSCRIPTS = cases("transcript")
+TRANSCRIPT_PROJECT = "/corpus/proj"  # the project the cases' paths are in (build_corpus.PROJ)
+
+
+@pytest.mark.parametrize("case", TRANSCRIPTS, ids=[c["id"] for c in TRANSCRIPTS])
+def test_transcript_case(case: dict[str, Any], isolated_env: Path) -> None:
+    from ski_memory_manager import memory_manager, mm_capture, mm_session
+
+    transcript = isolated_env / "transcript.jsonl"
+    transcript.write_bytes(case_bytes(case, isolated_env))
+    payload = {
+        "session_id": f"corpus-{case['id']}",
+        "transcript_path": str(transcript),
+        "cwd": TRANSCRIPT_PROJECT,
+        "hook_event_name": "Stop",
+        "stop_hook_active": False,
+    }
+    began = time.monotonic()
+    res = call_main(memory_manager, ["hook"], json.dumps(payload).encode(), raw=True)
+    assert time.monotonic() - began < 1.5, case["id"]
+    assert (res.code, res.out) == (0, ""), case["id"]
+    assert_no_traceback(res, case["id"])
+    assert len(stderr_lines(res.err)) <= 1, res.err
+    folder = mm_session.captured_dir(os.environ, TRANSCRIPT_PROJECT)
+    assert folder is not None
+    written = sorted(Path(folder).glob("*.md")) if Path(folder).is_dir() else []
+    expect = case["expect"]
+    assert len(written) == (1 if expect["snapshot"] else 0), (case["id"], written)
+    if not written:
+        return
+    text = written[0].read_text(encoding="utf-8")
+    assert len(text.encode("utf-8")) <= mm_capture.MAX_BYTES, case["id"]
+    for needle in expect.get("contains", []):
+        assert needle in text, (case["id"], needle, text)
+    for needle in expect.get("absent", []):
+        assert needle not in text, (case["id"], needle, text)
+    # Whatever the transcript said, the file reads back as this format, with no key decision
+    # (nothing a transcript says is taken for one).
+    parsed = parse_snapshot(text)
+    assert parsed.schema_version == 1.1 and not parsed.key_decisions, case["id"]
+    start = {**payload, "session_id": "corpus-next", "hook_event_name": "SessionStart"}
+    start["source"] = "startup"
+    res = call_main(memory_manager, ["hook"], json.dumps(start).encode(), raw=True)
+    assert res.code == 0
+    block = json.loads(res.out)["hookSpecificOutput"]["additionalContext"]
+    block = block.split(LOADER_STAMP + "\n", 1)[0]
+    assert block.startswith(SESSION_STAMP + "\nResuming `proj` (from the session that ended ")
+    problems = block_problems(block, SESSION_STAMP, check_lines=False)
+    assert not problems, (case["id"], problems)
