@@ -1280,7 +1280,7 @@ add(
         "contains": ["Skip duplicates.", "then more", "`h.py`"],
         "absent": ["HIDDEN", "trust:", "system-reminder"],
     },
-    "the client's reminders, hook output, meta and summary records and stamped blocks are never kept",
+    "the client's reminders, hook output, meta and summary records, stamped blocks: never kept",
     ext=".jsonl",
 )
 add(
