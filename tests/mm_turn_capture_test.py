@@ -265,8 +265,9 @@ def test_a_hostile_transcript_exits_0_quickly_and_keeps_what_was_captured(
     assert stop(proj, good).code == 0
     [path] = captures(proj)
     before = path.read_text(encoding="utf-8")
+    transcript = hostile(proj, kind)
     began = time.monotonic()
-    result = stop(proj, hostile(proj, kind))
+    result = stop(proj, transcript)
     assert time.monotonic() - began < 1.5
     assert result.code == 0 and result.out == ""
     assert (said in result.err) if said else result.err == ""

@@ -5,8 +5,8 @@
 # speaks first), mapped into the four sections within the size budget by the same code as the
 # compaction capture (mm_summary through mm_capture.fitted_snapshot): same place, option,
 # redaction and stamp neutralising, one file per session, updated each turn. A session that
-# changed nothing and settled nothing writes no snapshot, so it never stands in front of one
-# that holds work.
+# changed nothing and settled nothing (no file written, no task list; since its last compaction,
+# when it had one) writes nothing, so it never stands in front of a snapshot that holds work.
 from __future__ import annotations
 
 import os
@@ -108,7 +108,9 @@ def capture_turn(payload: Mapping[str, Any], env: Mapping[str, str], now: dateti
     }
     line = note
     summary = kept[0] if kept is not None else ""
-    if facts.holds_work() or summary:
+    if facts.holds_work():
+        # (After a compaction, the facts are the turns since: turns that changed nothing leave
+        # the compaction's own capture as it is.)
         line = write_snapshot(payload, env, now, mode, facts, summary, say) or note
     reading.save_state(folder, paths, state, stamp or "")
     if payload.get("hook_event_name") == "SessionEnd":
