@@ -97,6 +97,7 @@ def capture_turn(payload: Mapping[str, Any], env: Mapping[str, str], now: dateti
         return f"{say}: cannot read the transcript ({exc.strerror or exc}); kept what was captured"
     cwd = payload.get("cwd")
     project_dir = str(mm_cli.project_dir(env, cwd if isinstance(cwd, str) else None))
+    before = facts if state else None
     facts = mm_transcript.read_lines(chunk.data, facts, project_dir)
     state = {
         "format": reading.STATE_FORMAT,
@@ -108,9 +109,9 @@ def capture_turn(payload: Mapping[str, Any], env: Mapping[str, str], now: dateti
     }
     line = note
     summary = kept[0] if kept is not None else ""
-    if facts.holds_work():
-        # (After a compaction, the facts are the turns since: turns that changed nothing leave
-        # the compaction's own capture as it is.)
+    if facts.holds_work() and facts != before:
+        # (Nothing new read: the snapshot stays as it is. After a compaction, the facts are the
+        # turns since: turns that changed nothing leave the compaction's own capture as it is.)
         line = write_snapshot(payload, env, now, mode, facts, summary, say) or note
     reading.save_state(folder, paths, state, stamp or "")
     if payload.get("hook_event_name") == "SessionEnd":
