@@ -24,6 +24,7 @@ COMMANDS = {
         "doctor": f"{P}.reading.pm_doctor",
         "add": f"{P}.writing.pm_add",
         "archive": f"{P}.writing.pm_archive",
+        "import": f"{P}.writing.pm_import",
     },
     **{
         "check": f"{P}.reading.pm_check",

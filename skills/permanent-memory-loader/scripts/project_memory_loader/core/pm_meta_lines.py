@@ -78,6 +78,25 @@ def split_paths(value: str) -> tuple[str, ...]:
     return tuple(found)
 
 
+# An epic's `**Source:** path (imported DIGEST, COUNTS)` line: the record `import` made the epic
+# from (a project-relative path), and what it wrote there, so that a later import of the same
+# record finds the epic, leaves it alone while the record is unchanged and, when it changed,
+# replaces only its own lines. Never shown in a block.
+def source_value(line: str) -> str | None:
+    """What follows the key of a `**Source:** …` line (bold, list marker and case optional), as
+    written, or None."""
+    rest = _after_key(line, "source")
+    return None if rest is None else rest.strip(_BLANK).rstrip("*").rstrip(_BLANK)
+
+
+def split_source(value: str) -> tuple[str, str]:
+    """A Source value's path and the stamp in its trailing `(imported …)`, "" when it has none."""
+    mark = value.rfind(" (imported ")
+    if mark < 0 or not value.endswith(")"):
+        return value, ""
+    return value[:mark].rstrip(_BLANK), value[mark + len(" (imported ") : -1].strip(_BLANK)
+
+
 def is_bold_key(line: str) -> bool:
     """The line's key is bold (`**Keywords:**`, `- **Keywords**:`): metadata wherever it is."""
     rest = line.lstrip(_BLANK)

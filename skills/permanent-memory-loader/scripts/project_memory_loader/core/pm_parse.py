@@ -13,6 +13,8 @@ from .pm_meta_lines import (
     is_bold_key,
     keywords_value,
     paths_value,
+    source_value,
+    split_source,
     split_keywords,
     split_paths,
 )
@@ -180,6 +182,11 @@ class Epic(NamedTuple):
     paths: tuple[str, ...] = ()
     paths_line: int | None = None
     paths_lines: tuple[int, ...] = ()
+    # The record the epic was imported from (`**Source:** path`), the import's stamp on that
+    # line, and the line; None, "" and None for an epic without one.
+    source: str | None = None
+    source_stamp: str = ""
+    source_line: int | None = None
 
     def first_entry(self, label: str) -> str | None:
         """The first content line of the first subsection with this label that has one."""
@@ -298,6 +305,9 @@ def _parse_epic(heading_rest: str, lines: list[str], start: int, end: int) -> Ep
     keywords_lines: list[int] = []
     paths: tuple[str, ...] = ()
     paths_lines: list[int] = []
+    source: str | None = None
+    source_stamp = ""
+    source_line: int | None = None
     current: tuple[str, str] | None = None
     in_subsection = False
     want_summary = False
@@ -361,6 +371,11 @@ def _parse_epic(heading_rest: str, lines: list[str], start: int, end: int) -> Ep
                 paths = split_paths(globs)
             paths_lines.append(index)
             continue
+        origin = source_value(line) if not in_subsection and source_line is None else None
+        if origin is not None and is_bold_key(line):
+            source, source_stamp = split_source(origin)
+            source_line = index
+            continue
         if _META_LINE.match(line):
             continue
         text = entry_text(line)
@@ -403,6 +418,9 @@ def _parse_epic(heading_rest: str, lines: list[str], start: int, end: int) -> Ep
         paths=paths,
         paths_line=paths_lines[0] if paths_lines else None,
         paths_lines=tuple(paths_lines),
+        source=source,
+        source_stamp=source_stamp,
+        source_line=source_line,
     )
 
 

@@ -41,7 +41,8 @@ from .pm_epic_layout import (
 )
 from .pm_epic_lines import LinesError, parse_epic_lines
 from .pm_epic_paths import MAX_PATHS_LINE_CHARS
-from .pm_write_file import encode_as, make_dirs, memory_path, read_for_writing
+from .pm_live_cap import write_live
+from .pm_write_file import make_dirs, memory_path, read_for_writing
 
 HELP = "append one finished epic from JSON or the line form"
 MAX_INPUT_BYTES = 1024 * 1024
@@ -140,8 +141,10 @@ def add(args: argparse.Namespace) -> int:
                     f"open above it?); run {PROG} check"
                 )
         if action != "unchanged":
-            mode = current.mode if current else None
-            memory_io.atomic_write(path, encode_as(new_text, current), mode)
+            written = write_live(path, current, new_text, counting, now)
+            if written.note:
+                notes.append(written.note)
+            new_text = written.text
     for note in notes:
         say(note)
     if appended is not None:
