@@ -14,9 +14,9 @@ from .pm_meta_lines import (
     keywords_value,
     paths_value,
     source_value,
-    split_source,
     split_keywords,
     split_paths,
+    split_source,
 )
 
 # Subsection headings (case-insensitive, trailing colon ignored) and the label each gets.

@@ -40,7 +40,7 @@ from .pm_import_plan import (
 from .pm_live_cap import write_live
 from .pm_write_file import encode_as, inside, make_dirs, memory_path, read_for_writing
 
-HELP = "turn decision records and other agents' rule files into epics (dry run unless --write)"
+HELP = "turn decision records and rule files into epics (dry run first)"
 MAX_RECORD_BYTES = 512 * 1024
 MAX_FILES = 20000
 SUFFIXES = (".md", ".mdc", ".markdown")
@@ -115,9 +115,7 @@ def read_record(root: Path, path: Path) -> str | Skip:
         return Skip(shown, f"not UTF-8 (byte {exc.start})")
 
 
-def read_records(
-    root: Path, files: Sequence[tuple[str, Path]]
-) -> tuple[list[Found], list[Skip]]:
+def read_records(root: Path, files: Sequence[tuple[str, Path]]) -> tuple[list[Found], list[Skip]]:
     found: list[Found] = []
     skipped: list[Skip] = []
     names = {shown for shown, _path in files}
@@ -209,7 +207,7 @@ def project_tree(root: Path) -> Tree:
     lines = git_lines(root, ["ls-files", "-z"])
     if lines is not None:
         return build_tree(p for p in "\n".join(lines).split("\0") if p)
-    found = []
+    found: list[str] = []
     for folder, dirs, names in os.walk(root):
         dirs[:] = [d for d in dirs if not d.startswith(".") and d != "node_modules"]
         found.extend(relative(root, Path(folder, name)) for name in names)
@@ -259,7 +257,7 @@ def plan_all(
         name = epic_id(item.record, item.path)
         if name in names:  # the same number and slug in two folders: the folder tells them apart
             parent = item.path.rsplit("/", 2)[-2] if item.path.count("/") >= 1 else ""
-            name = f"{name[:40]}-{re.sub(r'[^A-Za-z0-9]+', '-', parent)[-7:]}".strip("-")
+            name = f"{name[:20]}-{re.sub(r'[^A-Za-z0-9]+', '-', parent)[-7:]}".strip("-")
             while name in names:
                 name += "-2"
         names.append(name)
@@ -271,7 +269,9 @@ def plan_all(
         record = item.record
         completed = record.date or first_seen.get(item.path) or mtime_day(root / item.path)
         paths = record_paths(record, item.path, tree, signals, changes.get(item.path, ()))
-        successor = successor_of(record, item.path, by_number) if record.status == SUPERSEDED else ""
+        successor = (
+            successor_of(record, item.path, by_number) if record.status == SUPERSEDED else ""
+        )
         try:
             result.append(plan_record(record, item.path, completed, paths, successor, now, name))
         except InvalidEntry as exc:
@@ -337,9 +337,7 @@ def apply(planned: Sequence[Planned], texts: Texts, imported: Path) -> tuple[lis
             if plan.target == LIVE:
                 live = append_epic(live, section)
             else:
-                archives[imported] = append_epic(
-                    archives.get(imported) or IMPORTED_HEADER, section
-                )
+                archives[imported] = append_epic(archives.get(imported) or IMPORTED_HEADER, section)
             ids_on_file[plan.epic_id] = plan.record_path
             actions.append(Action("add", plan, plan.target))
             continue
@@ -352,11 +350,12 @@ def apply(planned: Sequence[Planned], texts: Texts, imported: Path) -> tuple[lis
             continue
         section = epic_text(plan, updated_entry(plan, epic))
         if wanted_archive and not in_archive:
-            live = text_without(live.split("\n"), parse_permanent(live), {
-                i for i, e in enumerate(parse_permanent(live)) if e.source == plan.record_path})
-            archives[imported] = append_epic(
-                archives.get(imported) or IMPORTED_HEADER, section
+            live = text_without(
+                live.split("\n"),
+                parse_permanent(live),
+                {i for i, e in enumerate(parse_permanent(live)) if e.source == plan.record_path},
             )
+            archives[imported] = append_epic(archives.get(imported) or IMPORTED_HEADER, section)
             actions.append(Action("move", plan, ARCHIVE))
         elif where is None:
             live = replace_epic(live, epic, section)
@@ -432,7 +431,10 @@ VERBS = {
 
 
 def report(
-    args: argparse.Namespace, path: Path, actions: Sequence[Action], skipped: Sequence[Skip],
+    args: argparse.Namespace,
+    path: Path,
+    actions: Sequence[Action],
+    skipped: Sequence[Skip],
     note: str | None,
 ) -> None:
     if note:
@@ -466,7 +468,9 @@ def report(
         verb = VERBS[action.kind][1 if args.write else 0]
         where = " (archive)" if action.where == ARCHIVE and action.kind != "unchanged" else ""
         detail = f": {action.detail}" if action.detail else f": {action.planned.entry.intent}"
-        out.append(f"{verb} {action.planned.epic_id}{where} from {action.planned.record_path}{detail}")
+        out.append(
+            f"{verb} {action.planned.epic_id}{where} from {action.planned.record_path}{detail}"
+        )
         if action.kind in ("add", "update", "move"):
             out.extend(f"  note: {n}" for n in action.planned.notes)
     out.extend(f"skipped {s.path}: {s.why}" for s in skipped)
@@ -510,4 +514,3 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = pm_cli.parse_writing_args(build_parser(), "import", argv)
     return pm_cli.run(lambda: run_import(args))
-

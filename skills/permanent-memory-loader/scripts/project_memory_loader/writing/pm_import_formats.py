@@ -12,22 +12,25 @@ from typing import NamedTuple
 
 # A record's status, as the import acts on it.
 ACCEPTED, PROPOSED, SUPERSEDED, REJECTED = "accepted", "proposed", "superseded", "rejected"
-_STATUS_WORDS = (
-    # (status, words that begin the status text), first match wins; checked after superseding
-    (REJECTED, ("rejected", "declined", "withdrawn", "abandoned", "not accepted", "refused")),
-    (SUPERSEDED, ("superseded", "superceded", "deprecated", "obsolete", "replaced", "retired")),
-    (
-        PROPOSED,
-        ("proposed", "proposal", "draft", "in review", "under review", "review", "in progress",
-         "provisional", "open", "pending", "discussion", "wip", "on hold", "deferred", "rfc",
-         "tentative", "under discussion", "idea", "todo", "tbd"),
-    ),  # fmt: skip
-    (
-        ACCEPTED,
-        ("accepted", "approved", "decided", "done", "implemented", "implementable", "adopted",
-         "agreed", "active", "final", "completed", "complete", "merged", "in effect", "stable",
-         "amended", "valid", "current", "live", "published", "closed"),
-    ),  # fmt: skip
+_STATUS_WORDS = tuple(
+    # (status, words that begin the status text), first match wins; superseding is read first
+    (status, tuple(words.split("|")))
+    for status, words in (
+        (REJECTED, "rejected|declined|withdrawn|abandoned|not accepted|refused"),
+        (SUPERSEDED, "superseded|superceded|deprecated|obsolete|replaced|retired"),
+        (
+            PROPOSED,
+            "proposed|proposal|draft|in review|under review|review|in progress|provisional|"
+            "open|pending|discussion|wip|on hold|deferred|rfc|tentative|under discussion|idea|"
+            "todo|tbd",
+        ),
+        (
+            ACCEPTED,
+            "accepted|approved|decided|done|implemented|implementable|adopted|agreed|active|"
+            "final|completed|complete|merged|in effect|stable|amended|valid|current|live|"
+            "published|closed",
+        ),
+    )
 )
 MAX_SENTENCE_CHARS = 220
 MAX_DECISIONS = 3
@@ -55,6 +58,9 @@ _TITLE_NUMBER = re.compile(r"(?:(?:adr|rfc|kep|decision)[ \t#-]*)?\d{1,6}[.:)\- 
 _BACKTICKED = re.compile(r"`([^`\n]{1,200})`")
 _PATHISH = re.compile(r"(?<![\w/.:-])((?:[\w.@-]+/)+[\w.@*-]+/?)")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9+#._-]{1,58}[A-Za-z0-9+#]")
+_METADATA = re.compile(r"[\w -]{1,30}:\s")  # `Date: …`, `Technical Story: …`
+_URL = re.compile(r"\b(?:https?|ftp)://\S+|\bwww\.\S+")
+_HOST = re.compile(r"\.(?:com|net|org|io|dev|gov|edu|co)\b")
 _CAMEL = re.compile(r"[a-z][A-Z]|[A-Z]{2,}[a-z]|[a-z]\d|\.[a-z]{2,}")
 STOP_WORDS = frozenset(
     """a an and are as at be by for from in into is it of on or over the this that to use
@@ -98,7 +104,9 @@ class Record(NamedTuple):
     number: str  # digits as written, or "" (a date-slug record, a rule file)
     slug: str
     title: str
-    date: str | None  # YYYY-MM-DD from the record itself; None when it gives none (or an impossible one)
+    date: (
+        str | None
+    )  # YYYY-MM-DD from the record itself; None when it gives none (or an impossible one)
     status: str  # ACCEPTED, PROPOSED, SUPERSEDED or REJECTED
     status_text: str  # as written, "" when the record has none
     successor: str  # what a superseded record names as its successor, as written; "" for none
@@ -129,7 +137,8 @@ def front_matter(text: str) -> tuple[dict[str, object], str]:
     try:
         data = yaml.safe_load(text[4:end])
     except (yaml.YAMLError, RecursionError, ValueError):
-        return {}, text[end + 4 :].lstrip("\n")
+        # Cursor writes `globs: **/*.ts` unquoted, which YAML refuses: read `key: value` lines.
+        data = dict(re.findall(r"(?m)^([A-Za-z][\w-]{0,40})[ \t]*:[ \t]*(.*?)[ \t]*$", text[4:end]))
     if not isinstance(data, dict):
         return {}, text[end + 4 :].lstrip("\n")
     return {str(key): value for key, value in data.items()}, text[end + 4 :].lstrip("\n")
@@ -152,7 +161,8 @@ def sections(body: str) -> tuple[str, list[Section]]:
     body = _HTML_COMMENT.sub("", body)
     title = ""
     found: list[Section] = []
-    level, name, lines = 0, "", []
+    level, name = 0, ""
+    lines: list[str] = []
     in_fence = False
     for line in body.split("\n"):
         if _FENCE.match(line):
@@ -239,7 +249,9 @@ def _usable(text: str) -> bool:
     if len(text) < 12 or _TEMPLATE_LEFTOVER.search(text):
         return False
     lower = text.lower()
-    return not lower.startswith(("tbd", "todo", "n/a", "none", "see ", "link", "http"))
+    if lower.startswith(("http://", "https://")):
+        return False
+    return not re.fullmatch(r"(?:tbd|todo|n/a|none|see (?:above|below)|links?)\b.{0,30}", lower)
 
 
 def decision_sentences(found: Sequence[Section]) -> tuple[str, ...]:
@@ -374,7 +386,10 @@ def record_terms(title: str, body: str) -> tuple[str, ...]:
     for span in _BACKTICKED.findall(body):
         if re.fullmatch(r"[@\w.:/*+#-]{3,60}", span) and not span.isdigit():
             keep(span.rsplit("/", 1)[-1] if span.count("/") > 1 else span)
-    for word in _WORD.findall(plain(_BACKTICKED.sub(" ", body))):
+    prose = _URL.sub(" ", plain(_BACKTICKED.sub(" ", body)))
+    for word in _WORD.findall(prose):
+        if _HOST.search(word) or (len(word) > 20 and re.search(r"\d", word)):
+            continue
         if _CAMEL.search(word) or (word.isupper() and len(word) > 2):
             keep(word)
         if len(terms) >= MAX_TERMS:
@@ -434,7 +449,7 @@ def rule_record(path: str, meta: Mapping[str, object], body: str) -> Record:
             globs.extend(part.strip().strip("\"'") for part in value.split(","))
     globs = [glob.removeprefix("./") for glob in globs if glob and glob not in ("**", "**/*", "*")]
     title, found = sections(body)
-    day, number, slug = file_parts(path)
+    slug = file_parts(path)[2]
     description = _front_text(meta, "description")
     title = title or (plain(description) if description else "") or _slug_words(slug)
     bullets = []
@@ -475,7 +490,7 @@ def is_rule(path: str, meta: Mapping[str, object]) -> bool:
 
 
 def kind_of(path: str, found: Sequence[Section], meta: Mapping[str, object], kep: bool) -> str:
-    titles = {section.title for section in found}
+    titles = {section.title for section in found if section.level >= 2}
     name = path.rsplit("/", 1)[-1]
     if kep:
         return "kep"
@@ -546,18 +561,24 @@ def parse_record(path: str, text: str, kep_yaml: str | None = None) -> Record:
         replaced = kep_meta.get("superseded-by")
         if replaced:
             status = SUPERSEDED
-            successor = ", ".join(map(str, replaced)) if isinstance(replaced, list) else str(replaced)
+            successor = (
+                ", ".join(map(str, replaced)) if isinstance(replaced, list) else str(replaced)
+            )
         if status_text.lower() in ("withdrawn", "rejected"):
             status = REJECTED
-    if status == ACCEPTED and status_text and not re.match(
-        r"[^a-z]*(" + "|".join(w for _s, ws in _STATUS_WORDS for w in ws) + ")",
-        plain(status_text).lower(),
+    if (
+        status == ACCEPTED
+        and status_text
+        and not re.match(
+            r"[^a-z]*(" + "|".join(w for _s, ws in _STATUS_WORDS for w in ws) + ")",
+            plain(status_text).lower(),
+        )
     ):
         notes.append(f"status {status_text[:40]!r} not known: read as accepted")
     decisions = decision_sentences(found)
     if not decisions:  # the summary: the first paragraph under the title or the first heading
-        intro = [first_sentences(t) for s in found[:3] for t in paragraphs(s.lines)[:2]]
-        decisions = tuple(t for t in intro if _usable(t))[:1]
+        intro = [first_sentences(t) for s in found[:3] for t in paragraphs(s.lines)[:3]]
+        decisions = tuple(t for t in intro if _usable(t) and not _METADATA.match(t))[:1]
     if not decisions:
         raise NotARecord("no decision sentence found (empty Decision section)")
     named = _named_tokens(body)

@@ -18,18 +18,17 @@ from ..shared import memory_text
 from .pm_epic_input import (
     LIST_FIELDS,
     Entry,
-    InvalidEntry,
     Item,
     Keyword,
     keyword_key,
     read_entry,
 )
 from .pm_epic_layout import format_epic
-from .pm_import_formats import ACCEPTED, PROPOSED, REJECTED, SUPERSEDED, STOP_WORDS, Record
+from .pm_import_formats import PROPOSED, REJECTED, STOP_WORDS, SUPERSEDED, Record
 
 PREFIXES = {"adr": "ADR", "madr": "ADR", "log4brains": "ADR", "rfc": "RFC", "kep": "KEP",
             "rule": "RULE"}  # fmt: skip
-MAX_ID_CHARS = 48
+MAX_ID_CHARS = 28  # the block shows the ID and the intent within 20 tokens
 MAX_IMPORT_KEYWORDS = 12
 MAX_IMPORT_PATHS = 8
 MAX_HITS = 3  # a name found in more places than this names nothing in particular
@@ -110,6 +109,10 @@ def named_paths(record: Record, tree: Tree, own_folder: str) -> list[str]:
     return found
 
 
+def _within(path: str, folder: str) -> bool:
+    return bool(folder) and path.startswith(folder)
+
+
 def tree_paths(record: Record, tree: Tree, own_folder: str) -> list[str]:
     """Signal 2: the folders and files whose name is one of the record's terms (an identifier
     of at least five characters, found in at most MAX_HITS places)."""
@@ -118,7 +121,9 @@ def tree_paths(record: Record, tree: Tree, own_folder: str) -> list[str]:
         key = name_key(term.rsplit("/", 1)[-1])
         if len(key) < 5 or key in STOP_WORDS:
             continue
-        hits = [p for p in tree.by_name.get(key, ()) if not (own_folder and p.startswith(own_folder))]
+        hits = [
+            p for p in tree.by_name.get(key, ()) if not (own_folder and p.startswith(own_folder))
+        ]
         if 0 < len(hits) <= MAX_HITS:
             found.extend(as_glob(tree, hit) for hit in hits)
     return found
@@ -127,7 +132,9 @@ def tree_paths(record: Record, tree: Tree, own_folder: str) -> list[str]:
 def git_paths(changed: Sequence[str], tree: Tree, own_folder: str) -> list[str]:
     """Signal 3: the files changed in the commits that added or changed the record (git's
     history before the import), as their folders when three or more share one."""
-    files = [p for p in changed if p in tree.files and not (own_folder and p.startswith(own_folder))]
+    files = [
+        p for p in changed if p in tree.files and not (own_folder and p.startswith(own_folder))
+    ]
     by_dir: dict[str, list[str]] = {}
     for path in files:
         by_dir.setdefault(path.rsplit("/", 1)[0] if "/" in path else "", []).append(path)

@@ -42,9 +42,8 @@ def write_live(
     text, note = new_text, None
     try:
         plan = plan_archive(new_text, limit, counting.count)
-    except ArchiveError as exc:
+    except ArchiveError:  # the text outside the epics alone is over: the caller says so
         plan = None
-        note = f"note: {path} is over {limit} {counting.unit} and no epic can move: {exc}"
     if plan is not None and plan.moved:
         target = archive_path(path, now)
         inside(path.parent, target)
