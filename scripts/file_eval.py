@@ -241,6 +241,7 @@ def evaluation(
     heldout: bool = False,
     only: Sequence[str] | None = None,
     lopo: bool = True,
+    root: Path = PROJECTS_DATA,
 ) -> dict[str, Any]:
     """Per project and pooled, per channel: the tune changes at the frozen threshold (or the
     held-out ones), and (with `lopo`) leave-one-project-out with the threshold chosen on the
@@ -248,7 +249,7 @@ def evaluation(
     # The levels score the same texts: once each (restored below).
     pm_recall.score = scored  # type: ignore[assignment]
     try:
-        return run_evaluation(counter, heldout, only, lopo)
+        return run_evaluation(counter, heldout, only, lopo, root)
     finally:
         pm_recall.score = SCORE
         _SCORES.clear()
@@ -256,9 +257,13 @@ def evaluation(
 
 
 def run_evaluation(
-    counter: Callable[[str], int], heldout: bool, only: Sequence[str] | None, lopo: bool
+    counter: Callable[[str], int],
+    heldout: bool,
+    only: Sequence[str] | None,
+    lopo: bool,
+    root: Path = PROJECTS_DATA,
 ) -> dict[str, Any]:
-    found, skipped = materials(counter, only)
+    found, skipped = materials(counter, only, root)
     frozen = pm_path_index.FILE_THRESHOLD
     split = "heldout" if heldout else "tune"
     at_frozen = played(found, split, frozen)
@@ -289,11 +294,11 @@ def run_evaluation(
     return report
 
 
-def unseen_check(counter: Callable[[str], int]) -> dict[str, Any]:
+def unseen_check(counter: Callable[[str], int], root: Path = UNSEEN_DATA) -> dict[str, Any]:
     """The projects of tests/unseen, every change, played once at the frozen threshold."""
     pm_recall.score = scored  # type: ignore[assignment]
     try:
-        found, skipped = materials(counter, root=UNSEEN_DATA)
+        found, skipped = materials(counter, root=root)
         at_frozen = played(found, None, pm_path_index.FILE_THRESHOLD)
     finally:
         pm_recall.score = SCORE

@@ -202,9 +202,9 @@ def cochanged(root: Path, commits: dict[str, list[str]]) -> dict[str, list[str]]
 
 
 def project_tree(root: Path) -> Tree:
-    """The project's files: git's list of them, else a walk of the folder (hidden folders and
-    node_modules left out), at most MAX_FILES * 10."""
-    lines = git_lines(root, ["ls-files", "-z"])
+    """The project's files: git's list of them (untracked ones too, ignored ones not), else a
+    walk of the folder (hidden folders and node_modules left out), at most MAX_FILES * 10."""
+    lines = git_lines(root, ["ls-files", "-z", "--cached", "--others", "--exclude-standard"])
     if lines is not None:
         return build_tree(p for p in "\n".join(lines).split("\0") if p)
     found: list[str] = []

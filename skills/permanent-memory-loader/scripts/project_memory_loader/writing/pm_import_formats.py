@@ -371,17 +371,18 @@ def _named_tokens(text: str) -> list[str]:
 
 
 def record_terms(title: str, body: str) -> tuple[str, ...]:
-    """The record's own terms, most telling first: code spans that are one identifier, then
-    the words written as names (CamelCase, ALLCAPS, dotted), each once, case aside."""
-    seen: set[str] = set()
-    terms: list[str] = []
+    """The record's own terms, the most frequent first (ties: the first seen): code spans that
+    are one identifier, and the words written as names (CamelCase, ALLCAPS, dotted), each once,
+    case aside."""
+    counts: dict[str, int] = {}
+    spelled: dict[str, str] = {}
 
     def keep(term: str) -> None:
-        term = term.strip(" .,:;()[]'\"`")
+        term = term.strip(" .,:;()[]'\"`*")
         key = term.lower()
-        if 2 < len(term) <= 60 and key not in seen and key not in STOP_WORDS and "," not in term:
-            seen.add(key)
-            terms.append(term)
+        if 2 < len(term) <= 60 and key not in STOP_WORDS and "," not in term:
+            spelled.setdefault(key, term)
+            counts[key] = counts.get(key, 0) + 1
 
     for span in _BACKTICKED.findall(body):
         if re.fullmatch(r"[@\w.:/*+#-]{3,60}", span) and not span.isdigit():
@@ -392,9 +393,8 @@ def record_terms(title: str, body: str) -> tuple[str, ...]:
             continue
         if _CAMEL.search(word) or (word.isupper() and len(word) > 2):
             keep(word)
-        if len(terms) >= MAX_TERMS:
-            break
-    return tuple(terms[:MAX_TERMS])
+    order = sorted(counts, key=lambda key: -counts[key])  # stable: first seen among equals
+    return tuple(spelled[key] for key in order[:MAX_TERMS])
 
 
 def clean_title(title: str) -> str:

@@ -11,12 +11,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import NamedTuple
 
-from ..core.pm_meta_lines import MAX_KEYWORD_CHARS
+from ..core.pm_meta_lines import MAX_KEYWORD_CHARS, keywords_value, split_keywords
 from ..core.pm_parse import LABELS, Epic
 from ..evidence.pm_globs import glob_problem
 from ..shared import memory_text
 from .pm_epic_input import (
     LIST_FIELDS,
+    MAX_KEYWORDS_CHARS,
     Entry,
     Item,
     Keyword,
@@ -29,10 +30,14 @@ from .pm_import_formats import PROPOSED, REJECTED, STOP_WORDS, SUPERSEDED, Recor
 PREFIXES = {"adr": "ADR", "madr": "ADR", "log4brains": "ADR", "rfc": "RFC", "kep": "KEP",
             "rule": "RULE"}  # fmt: skip
 MAX_ID_CHARS = 28  # the block shows the ID and the intent within 20 tokens
-MAX_IMPORT_KEYWORDS = 12
+MAX_IMPORT_KEYWORDS = 20
 MAX_IMPORT_PATHS = 8
 MAX_HITS = 3  # a name found in more places than this names nothing in particular
 SIGNALS = ("named", "tree", "git")
+SIDE_FOLDERS = frozenset(
+    "test tests testdata test_data __tests__ spec specs e2e e2e_env fixtures docs doc website "
+    "examples example generated vendor third_party node_modules dist build target".split()
+)
 LIVE, ARCHIVE = "live", "archive"
 _ID_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
 _TERM = re.compile(r"[\w .:/*+#@&'-]{2,60}")
@@ -113,17 +118,25 @@ def _within(path: str, folder: str) -> bool:
     return bool(folder) and path.startswith(folder)
 
 
+def _is_side(path: str) -> bool:
+    """A path under tests, docs, generated or vendored code: not what a decision governs."""
+    return any(part.lower() in SIDE_FOLDERS for part in path.split("/")[:-1])
+
+
 def tree_paths(record: Record, tree: Tree, own_folder: str) -> list[str]:
-    """Signal 2: the folders and files whose name is one of the record's terms (an identifier
-    of at least five characters, found in at most MAX_HITS places)."""
+    """Signal 2: the folders (else files) whose name is one of the record's own identifiers (or
+    its whole slug), of at least six characters, outside tests, docs and generated code, when
+    they are found in at most MAX_HITS places."""
     found: list[str] = []
-    for term in (*record.terms, *re.split(r"[-_ ]+", record.slug)):
+    for term in (*record.terms, record.slug):
         key = name_key(term.rsplit("/", 1)[-1])
-        if len(key) < 5 or key in STOP_WORDS:
+        if len(key) < 6 or key in STOP_WORDS:
             continue
-        hits = [
-            p for p in tree.by_name.get(key, ()) if not (own_folder and p.startswith(own_folder))
-        ]
+        hits = [p for p in tree.by_name.get(key, ())
+                if not _within(p, own_folder) and not _is_side(p)]  # fmt: skip
+        folders = [p for p in hits if p in tree.dirs]
+        hits = [p for p in (folders or hits)
+                if not any(o != p and p.startswith(o + "/") for o in hits)]  # fmt: skip
         if 0 < len(hits) <= MAX_HITS:
             found.extend(as_glob(tree, hit) for hit in hits)
     return found
@@ -192,7 +205,7 @@ def keywords_for(record: Record) -> list[str]:
     seen: set[str] = set()
     words = re.findall(r"[A-Za-z][\w+#.-]*[\w+#]|[A-Za-z]", record.title)
     for term in (*words, *record.terms):
-        term = term.strip(" .:/")
+        term = term.strip(" .:/*")
         key = keyword_key(term)
         if (
             len(term) < 3
@@ -201,8 +214,11 @@ def keywords_for(record: Record) -> list[str]:
             or not _TERM.fullmatch(term)
             or len(term) > MAX_KEYWORD_CHARS
             or memory_text.redact_secrets(term)[1]
+            or split_keywords(keywords_value(f"**Keywords:** {term}") or "") != (term,)
         ):
             continue
+        if len(", ".join([*terms, term])) > MAX_KEYWORDS_CHARS:
+            break
         seen.add(key)
         terms.append(term)
         if len(terms) == MAX_IMPORT_KEYWORDS:
