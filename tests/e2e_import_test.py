@@ -59,7 +59,7 @@ def test_import_writes_the_records_as_epics(
     (project / "docs" / "adr" / "0001-use-stripe.md").write_text(RECORD, encoding="utf-8")
     (project / "src" / "billing").mkdir(parents=True)
     (project / "src" / "billing" / "stripe_client.py").write_text("", encoding="utf-8")
-    _reply, seen, results = run_command(
+    _reply, _seen, results = run_command(
         user, project, "/project-memory:import docs/adr", import_command
     )
     [result] = results
