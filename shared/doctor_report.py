@@ -5,6 +5,9 @@
 # memory_io). No hook imports it.
 
 
+from __future__ import annotations
+
+
 class DoctorCheck:
     """One line of a doctor's report: the thing checked, its status (ok, warn, FAIL or info),
     what was found and, for a problem, what to do about it. A plain class with slots, compared
@@ -19,7 +22,7 @@ class DoctorCheck:
         self.detail = detail
         self.fix = fix
 
-    def _asdict(self) -> "dict[str, str]":
+    def _asdict(self) -> dict[str, str]:
         return {"name": self.name, "status": self.status, "detail": self.detail, "fix": self.fix}
 
     def __eq__(self, other: object) -> bool:
@@ -32,11 +35,11 @@ class DoctorCheck:
         return f"DoctorCheck({fields})"
 
 
-def doctor_failed(checks: "list[DoctorCheck]") -> bool:
+def doctor_failed(checks: list[DoctorCheck]) -> bool:
     return any(check.status == "FAIL" for check in checks)
 
 
-def doctor_report(checks: "list[DoctorCheck]", output_format: str = "text") -> str:
+def doctor_report(checks: list[DoctorCheck], output_format: str = "text") -> str:
     """The report both doctors print: one line per check (status, name, detail, `-> fix`), or
     with output_format "json" {"ok": ..., "checks": [{name, status, detail, fix}, ...]}."""
     if output_format == "json":

@@ -184,9 +184,9 @@ def test_a_subagent_start_adds_no_recall(project: Path, tmp_path: Path) -> None:
 
 def test_the_index_cache_round_trip_and_its_checks(tmp_path: Path) -> None:
     slot = str(tmp_path / "recall" / "x.bin")
-    index = {"format": 4, "entries": [], "postings": {}, "ids": {}, "unit": 1.0,
+    index = {"format": 5, "entries": [], "postings": {}, "ids": {}, "unit": 1.0,
              "stamp_tokens": 8, "header_tokens": (9,), "common": (),
-             "keywords": ["luxon"], "keyword_spans": b"\0\0\3\0",
+             "keywords": ["luxon"], "keyword_spans": (0, 3),
              "keyword_words": {"luxon": (0,)}, "keyword_worth": {"luxon": 1.5}}  # fmt: skip
     pm_recall_store.store_index(slot, "key", index, {"k2", "k1"})  # type: ignore[arg-type]
     assert pm_recall_store.read_index(slot, "key") == index

@@ -2,7 +2,8 @@
 # not in permanent_memory.py because Python compiles a script on every run (0.25 ms for this
 # code) but loads a module from its cached bytecode; the script puts the module folders on
 # sys.path and hands over.
-# No `from __future__ import annotations`: it is an import too; annotations here are strings.
+from __future__ import annotations
+
 import sys
 
 TYPE_CHECKING = False
@@ -34,7 +35,7 @@ COMMANDS = {
 }
 
 
-def main(argv: "Sequence[str] | None" = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["hook"]:
         from . import pm_hook

@@ -3,15 +3,13 @@
 # options, find the memory file, take the block from the cache (pm_cache) or render and store it on
 # a miss (pm_load), and print it once per session as hook JSON, or stay silent. The cache key
 # includes whether each path the file's entries name is there (pm_walk: one lstat a path, the
-# paths cached beside the block), so a deleted file shows at the next run. The steady state uses
-# only modules a bare interpreter has already loaded, plus this one, pm_cache, pm_walk, pm_file,
-# memory_io (the path rule and bounded reads), hook_io, _json and _blake2 (hook_io reads and writes
-# hook JSON with _json: the json package would cost more), and pm_recall* when recall has work: a
-# prompt with no word it could score ("yes", "go on") whose block went out already loads none of
-# them (quiet_prompt). This lives in a module rather
-# than in permanent_memory.py because Python caches a module's bytecode but compiles a script on
-# every run; compiling this code was most of the hook's cost on a bare interpreter.
-# No `from __future__ import annotations`: it is an import too; annotations here are strings.
+# paths cached beside the block), so a deleted file shows at the next run. The steady state
+# imports this module, pm_cache, pm_walk, pm_file, memory_io (the path rule and bounded reads),
+# hook_io (hook JSON, the caches' digests), and pm_recall* when recall has work: a prompt with no
+# word it could score ("yes", "go on") whose block went out already loads none of them
+# (quiet_prompt). The tokenizer, yaml and the parser are loaded on a cache miss only.
+from __future__ import annotations
+
 import os
 import sys
 
@@ -63,7 +61,7 @@ def hook_output() -> str:
     return block  # no known event (a run by hand, an older client): the plain block
 
 
-def parse_hook_json(raw: bytes) -> "dict[str, Any] | None":
+def parse_hook_json(raw: bytes) -> dict[str, Any] | None:
     """The hook's JSON object; {} for empty input; None when it is not a JSON object."""
     try:
         text = raw.decode("utf-8").strip()
@@ -98,7 +96,7 @@ def every_turn() -> bool:
 RECALL_EVENTS = ("SessionStart", "UserPromptSubmit")
 
 
-def recall_budgets() -> "tuple[int, int]":
+def recall_budgets() -> tuple[int, int]:
     """The recall block's tokens per prompt and per session (0 turns recall off)."""
     from .recall import pm_recall
 
@@ -108,7 +106,7 @@ def recall_budgets() -> "tuple[int, int]":
     )
 
 
-def hook_context(payload: "dict[str, Any]") -> "tuple[str, str]":
+def hook_context(payload: dict[str, Any]) -> tuple[str, str]:
     """The block this hook call should add to the model's context ("" for none), and the status
     line of the block for the user (what the session-start message says about it)."""
     cwd = payload.get("cwd")
@@ -174,7 +172,7 @@ def hook_context(payload: "dict[str, Any]") -> "tuple[str, str]":
     return sent, status
 
 
-def quiet_prompt(payload: "dict[str, Any]", cached: "tuple[str, str] | None", session: str) -> bool:
+def quiet_prompt(payload: dict[str, Any], cached: tuple[str, str] | None, session: str) -> bool:
     """A prompt recall has nothing to do for: no word it could score or epic ID it could find
     ("", "yes", "go on", "2: carry on"), and a block this session has received already
     (cached and marked sent), whose lines recall recorded when it went out. Nothing is scored,
@@ -202,15 +200,15 @@ def may_name_an_epic(word: str) -> bool:
 
 
 def file_context(
-    payload: "dict[str, Any]",
+    payload: dict[str, Any],
     root: str,
     path: str,
     folder: str,
     slot: str,
     key: str,
-    data: "bytes | None",
+    data: bytes | None,
     size: int,
-    options: "tuple[int, int, int]",
+    options: tuple[int, int, int],
     content: str,
     quick: str = "",
 ) -> str:
@@ -222,7 +220,7 @@ def file_context(
     budgets = (per_call, recall_budgets()[1])
     recall = pm_recall_hook.Recall("", payload.get("hook_event_name"), payload, budgets)
 
-    def render(recall: "pm_recall_hook.Recall") -> object:
+    def render(recall: pm_recall_hook.Recall) -> object:
         return render_and_store(data, size, options, slot, content, root, recall)
 
     return pm_file_hook.file_context(
@@ -232,8 +230,8 @@ def file_context(
 
 def session_block(
     event: object,
-    payload: "dict[str, Any]",
-    folder: "str | None",
+    payload: dict[str, Any],
+    folder: str | None,
     session: str,
     block: str,
     each_turn: bool,
@@ -256,14 +254,14 @@ def session_block(
 
 
 def render_and_store(
-    data: "bytes | None",
+    data: bytes | None,
     size: int,
-    options: "tuple[int, int, int]",
+    options: tuple[int, int, int],
     slot: str,
     content: str,
     root: str,
-    recall: "pm_recall_hook.Recall | None" = None,
-) -> "tuple[str, str]":
+    recall: pm_recall_hook.Recall | None = None,
+) -> tuple[str, str]:
     """The cache miss: render the block (target, hard cap, stale days) for the project at root
     and its status line for the user, and cache both in slot ("" for no cache), keyed by the
     file's content and the evidence the block shows, with the paths that evidence checks; with

@@ -6,7 +6,8 @@
 # block a session was last sent, forgotten after a month untouched. Everything lands in the
 # cache folder, atomically (a temporary file in the same folder, then os.replace). Import-light:
 # the hook's steady state reads entries and marks through it.
-# No `from __future__ import annotations`: it is an import too; annotations here are strings.
+from __future__ import annotations
+
 import os
 import sys
 import time
@@ -46,12 +47,12 @@ RENDER_MODULES = (
 LOADER = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def cache_dir() -> "str | None":
+def cache_dir() -> str | None:
     """Where the hook keeps rendered blocks and per-session state; never the repository."""
     return hook_io.cache_dir("permanent-memory")
 
 
-_STAMP: "list[str]" = []
+_STAMP: list[str] = []
 
 
 def code_stamp() -> str:
@@ -61,7 +62,7 @@ def code_stamp() -> str:
     return _STAMP[0]
 
 
-def block_key(options: "tuple[int, int, int]", content: str, evidence: str = "") -> str:
+def block_key(options: tuple[int, int, int], content: str, evidence: str = "") -> str:
     """What an entry must have been made from to be used today: this code, the options (target,
     hard cap, stale days), the file's content (its digest, or its size when unread) and the
     evidence (pm_walk.evidence_key: which of the paths it names are there)."""
@@ -79,7 +80,7 @@ def paths_key(content: str) -> str:
     return hook_io.digest(f"{PATHS_FORMAT}|{__version__}|{code_stamp()}|{content}".encode())
 
 
-def read_paths(slot: str, content: str) -> "list[str] | None":
+def read_paths(slot: str, content: str) -> list[str] | None:
     """The paths the file with this content names (pm_load.Evidence.listed), or None when they
     are not cached: the file must be parsed."""
     entry = read_cache_entry(paths_slot(slot), paths_key(content), MAX_PATHS_BYTES)
@@ -88,7 +89,7 @@ def read_paths(slot: str, content: str) -> "list[str] | None":
     return entry.split("\n") if entry else []
 
 
-def store_paths(slot: str, content: str, paths: "list[str]") -> None:
+def store_paths(slot: str, content: str, paths: list[str]) -> None:
     try:
         write_atomic(paths_slot(slot), cache_entry(paths_key(content), "\n".join(paths)))
     except memory_io.MemoryIOError as exc:
@@ -108,7 +109,7 @@ def cache_entry(key: str, text: str) -> bytes:
     return hook_io.sealed(CACHE_FORMAT, key, text.encode("utf-8"))
 
 
-def read_cache_entry(path: str, key: str, limit: int = MAX_ENTRY_BYTES) -> "str | None":
+def read_cache_entry(path: str, key: str, limit: int = MAX_ENTRY_BYTES) -> str | None:
     """The text stored under key, or None when absent, stale, truncated or corrupt."""
     try:
         with open(path, "rb") as handle:
@@ -124,7 +125,7 @@ def read_cache_entry(path: str, key: str, limit: int = MAX_ENTRY_BYTES) -> "str 
         return None
 
 
-def read_block(slot: str, key: str) -> "tuple[str, str] | None":
+def read_block(slot: str, key: str) -> tuple[str, str] | None:
     """The cached (block, status line) in slot under key, or None."""
     entry = read_cache_entry(slot, key)
     if entry is None or "\n" not in entry:

@@ -2,6 +2,9 @@
 # "error: " before it exits 1 (pm_cli.run). Import-light: the pure modules raise them too.
 
 
+from __future__ import annotations
+
+
 class LoaderError(Exception):
     """An expected failure with a one-line message for the user."""
 

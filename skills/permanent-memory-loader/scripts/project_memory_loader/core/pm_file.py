@@ -1,6 +1,8 @@
 # Finding and reading the project's permanent-memory file, for the hook and the commands alike:
 # the path the repository controls must not lead outside the project, and a file too large to
 # be summarised is measured, never read. Import-light: the hook's steady state imports it.
+from __future__ import annotations
+
 import os
 
 from ..shared import memory_io
@@ -16,7 +18,7 @@ def memory_path(root: str) -> str:
     return os.path.join(root, MEMORY_FILE)
 
 
-def read_memory_file(path: str, root: "str | None" = None) -> "tuple[bytes | None, int]":
+def read_memory_file(path: str, root: str | None = None) -> tuple[bytes | None, int]:
     """The file's bytes (None when it is over CERTAIN_SKIP_BYTES) and its size. It is opened
     without blocking and read only if it is a regular file: a FIFO or a device must neither
     hang nor flood the reader. With `root` (the project), `path` is the repository's and must not

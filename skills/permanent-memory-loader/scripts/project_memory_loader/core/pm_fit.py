@@ -1,12 +1,14 @@
 # How much fits: the two binary searches the loader makes over a count of lines, items, epics or
 # characters, for a test that holds up to some n and fails beyond it (or the other way round).
 # Pure; import-light (the hook renders through it on a cache miss).
+from __future__ import annotations
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
 
-def most_that_fit(low: int, high: int, fits: "Callable[[int], bool]") -> int:
+def most_that_fit(low: int, high: int, fits: Callable[[int], bool]) -> int:
     """The largest n in [low, high] with fits(n), where fits holds up to some n and never
     beyond; low when none does (the caller knows whether low itself fits)."""
     while low < high:
@@ -18,7 +20,7 @@ def most_that_fit(low: int, high: int, fits: "Callable[[int], bool]") -> int:
     return low
 
 
-def fewest_that_fit(low: int, high: int, fits: "Callable[[int], bool]") -> int:
+def fewest_that_fit(low: int, high: int, fits: Callable[[int], bool]) -> int:
     """The smallest n in [low, high] with fits(n), where fits fails up to some n and holds
     from there on; high when only high does (the caller has checked that it does)."""
     while low < high:

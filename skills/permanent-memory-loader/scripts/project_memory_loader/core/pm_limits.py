@@ -3,6 +3,8 @@
 # declares the same numbers for the plugin's settings (tests/plugin_manifest_test.py checks).
 # Import-light: the hook's cache hit imports it.
 
+from __future__ import annotations
+
 TOKEN_TARGET = 120
 HARD_CAP = 200
 STALE_DAYS = 90

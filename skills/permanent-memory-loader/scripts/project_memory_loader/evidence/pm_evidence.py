@@ -8,7 +8,8 @@
 #   git (pm_evidence_git), once and with a short timeout, where the gone paths went.
 #
 # Every scan is linear in its text (str methods, no patterns); tests/pm_evidence_test.py checks.
-# No `from __future__ import annotations`: it is an import too; annotations here are strings.
+from __future__ import annotations
+
 from . import pm_walk
 
 TYPE_CHECKING = False
@@ -60,7 +61,7 @@ def _is_file_name(part: str) -> bool:
 is_file_name = _is_file_name  # what the file tools' hook takes a shell word for a file by
 
 
-def path_key(token: str, backticked: bool) -> "str | None":
+def path_key(token: str, backticked: bool) -> str | None:
     """The project-relative path a token names (`./a//b.py` -> `a/b.py`), or None when it is
     not one: it needs a `/`; absolute paths, URLs, globs, `..` and host names (`github.com/…`)
     are not paths; the last part must be a file name, or (backticked only) the token ends with
@@ -82,7 +83,7 @@ def path_key(token: str, backticked: bool) -> "str | None":
     return "/".join(parts) + ("/" if token.endswith("/") else "")
 
 
-def _bare_spans(text: str, start: int, end: int, spans: "list[tuple[int, int, str]]") -> None:
+def _bare_spans(text: str, start: int, end: int, spans: list[tuple[int, int, str]]) -> None:
     segment = text[start:end]
     if "/" not in segment:
         return
@@ -103,7 +104,7 @@ def _bare_spans(text: str, start: int, end: int, spans: "list[tuple[int, int, st
             spans.append((at, at + len(shown), key))
 
 
-def path_spans(text: str) -> "list[tuple[int, int, str]]":
+def path_spans(text: str) -> list[tuple[int, int, str]]:
     """(start, end, path) of each path `text` names, in order; `end` is where a marker goes
     (after a backticked token's closing backtick). Text inside backticks is one token: a span
     with a space is a command (`make test`), and nothing in it is a path."""
@@ -127,7 +128,7 @@ def path_spans(text: str) -> "list[tuple[int, int, str]]":
     return spans
 
 
-def named_paths(texts: "Iterable[str]") -> "list[str]":
+def named_paths(texts: Iterable[str]) -> list[str]:
     """The distinct paths the texts name, in order of first mention, at most MAX_PATHS."""
     seen: dict[str, None] = {}
     for text in texts:
@@ -158,8 +159,8 @@ def _moved_token(token: str, new_path: str) -> str:
 
 
 def mark_line(
-    text: str, states: "Mapping[str, str]", clean: "Callable[[str], str]" = str
-) -> "tuple[str, bool, list[tuple[int, int]]]":
+    text: str, states: Mapping[str, str], clean: Callable[[str], str] = str
+) -> tuple[str, bool, list[tuple[int, int]]]:
     """text with `(gone)` after each path that is gone, and each path git recorded as moved
     written as its new path (passed through `clean`) followed by `(moved)`, so that the line
     keeps about its length; whether the text names at least one path and every one it names is
@@ -188,8 +189,8 @@ def mark_line(
 
 
 def check_paths(
-    root: str, paths: "Sequence[str]", since: "Mapping[str, int | None]"
-) -> "tuple[dict[str, str], str]":
+    root: str, paths: Sequence[str], since: Mapping[str, int | None]
+) -> tuple[dict[str, str], str]:
     """Each path's state (EXISTS, GONE, or MOVED + new path) and what git said (GIT_ASKED, or
     why it was not: GIT_NOT_NEEDED, GIT_NO_REPO, GIT_MISSING, or its failure). `since` is the
     Unix time each path's epic was completed (None: the whole history). git is run once, only
@@ -217,7 +218,7 @@ def check_paths(
     return states, GIT_ASKED
 
 
-def listed_paths(paths: "Sequence[str]", states: "Mapping[str, str]") -> "list[str]":
+def listed_paths(paths: Sequence[str], states: Mapping[str, str]) -> list[str]:
     """What the hook checks on a cache hit: the named paths, then where moved ones went."""
     listed = dict.fromkeys(paths)
     for path in paths:
@@ -227,7 +228,7 @@ def listed_paths(paths: "Sequence[str]", states: "Mapping[str, str]") -> "list[s
     return list(listed)
 
 
-def bits_of(paths: "Sequence[str]", states: "Mapping[str, str]") -> str:
+def bits_of(paths: Sequence[str], states: Mapping[str, str]) -> str:
     """existence_bits as the render saw it: a named path is there when its state is EXISTS, a
     move's target was there when the move was found."""
     return "".join("1" if states.get(path, EXISTS) == EXISTS else "0" for path in paths)

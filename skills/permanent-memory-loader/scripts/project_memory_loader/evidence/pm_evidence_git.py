@@ -2,7 +2,8 @@
 # --diff-filter=R` run with a short timeout, in an environment that cannot point it at another
 # repository, prompt or write; its rename records read and followed. pm_evidence's check_paths
 # runs it only when a named path is gone; a cache hit never imports this module.
-# No `from __future__ import annotations`, as in pm_evidence; annotations here are strings.
+from __future__ import annotations
+
 import os
 
 TYPE_CHECKING = False
@@ -37,7 +38,7 @@ def git_failed(said: str) -> bool:
     return said not in ("", GIT_ASKED, GIT_NOT_NEEDED, GIT_NO_REPO, GIT_MISSING)
 
 
-def git_environment(root: str) -> "dict[str, str]":
+def git_environment(root: str) -> dict[str, str]:
     """The environment git runs in: the user's, minus what would point it at another
     repository; it never prompts, takes no optional locks (it writes nothing), and does not
     look above the root for a repository."""
@@ -62,7 +63,7 @@ def is_work_tree(root: str) -> bool:
     return True
 
 
-def rename_log(root: str, since: "int | None") -> "tuple[str, str]":
+def rename_log(root: str, since: int | None) -> tuple[str, str]:
     """(git's output, "") for the renames recorded since the Unix time `since` (the whole
     history for None); ("", why) when git was not asked or failed."""
     import shutil
@@ -109,7 +110,7 @@ def rename_log(root: str, since: "int | None") -> "tuple[str, str]":
     return out.decode("utf-8", "surrogateescape"), ""
 
 
-def parse_renames(output: str) -> "list[tuple[int, str, str]]":
+def parse_renames(output: str) -> list[tuple[int, str, str]]:
     """(commit time, old path, new path) of each rename in `git log -M --diff-filter=R
     --name-status -z --format=%x01%ct` output: commits oldest first, each commit's renames in
     git's order."""
@@ -130,8 +131,8 @@ def parse_renames(output: str) -> "list[tuple[int, str, str]]":
 
 
 def follow_moves(
-    path: str, since: "int | None", renames: "Sequence[tuple[int, str, str]]"
-) -> "str | None":
+    path: str, since: int | None, renames: Sequence[tuple[int, str, str]]
+) -> str | None:
     """Where `path` went through the chain of renames at or after `since` (a file renamed, or
     a folder whose files were renamed into another folder); None when it did not move."""
     current = path

@@ -12,9 +12,10 @@ tools' hook matches with it on every call.
 - Refused (`glob_problem` says why): an absolute path, a `..` part, a `!` negation, a
   backslash, and an empty pattern.
 
-Import-free (no `from __future__`, no typing: the file tools' hook imports it on a match), so
-annotations are strings and Glob is a plain class.
+The file tools' hook imports it on a match, so it imports no typing (Glob is a plain class).
 """
+
+from __future__ import annotations
 
 
 class Glob:
@@ -23,7 +24,7 @@ class Glob:
 
     __slots__ = ("folder_only", "parts", "text")
 
-    def __init__(self, text: str, parts: "tuple[str, ...]", folder_only: bool) -> None:
+    def __init__(self, text: str, parts: tuple[str, ...], folder_only: bool) -> None:
         self.text = text
         self.parts = parts
         self.folder_only = folder_only
@@ -44,7 +45,7 @@ class Glob:
         return f"Glob({self.text!r}, {self.parts!r}, {self.folder_only!r})"
 
 
-def glob_problem(pattern: str) -> "str | None":
+def glob_problem(pattern: str) -> str | None:
     """Why `pattern` cannot be a Paths glob, or None when it can."""
     text = pattern.strip()
     if not text:
@@ -79,7 +80,7 @@ def glob_matches(glob: Glob, path: str) -> bool:
     return parts_match(glob.parts, glob.folder_only, path)
 
 
-def parts_match(parts: "tuple[str, ...]", folder_only: bool, path: str) -> bool:
+def parts_match(parts: tuple[str, ...], folder_only: bool, path: str) -> bool:
     """glob_matches for a glob's parts and folder flag (what the hook's path table keeps): the
     parts run as a small automaton over the path's names, one pass, so a glob of several `**`
     costs its parts times the names, never more."""
@@ -102,7 +103,7 @@ def parts_match(parts: "tuple[str, ...]", folder_only: bool, path: str) -> bool:
     return False
 
 
-def _skip_stars(parts: "tuple[str, ...]", states: "set[int]") -> "set[int]":
+def _skip_stars(parts: tuple[str, ...], states: set[int]) -> set[int]:
     """The states, with each `**` also matched by no name at all."""
     found = set(states)
     for state in sorted(states):

@@ -7,7 +7,8 @@
 #
 # Import-light: a cache hit imports this module, so it imports only what a bare interpreter has
 # loaded (os, stat).
-# No `from __future__ import annotations`: it is an import too; annotations here are strings.
+from __future__ import annotations
+
 import os
 import stat
 
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
 MAX_LINK_HOPS = 40  # symbolic links followed (by reading them) for one path, as the kernel does
 
 
-def _parts(path: str) -> "list[str]":
+def _parts(path: str) -> list[str]:
     return [part for part in path.split("/") if part not in ("", ".")]
 
 
@@ -34,7 +35,7 @@ class Walk:
         # link's target as a list of parts relative to the root (None: it leads out).
         self.kinds: dict[str, object] = {}
 
-    def kind(self, parts: "Sequence[str]") -> object:
+    def kind(self, parts: Sequence[str]) -> object:
         key = "/".join(parts)
         if key in self.kinds:
             return self.kinds[key]
@@ -51,7 +52,7 @@ class Walk:
         self.kinds[key] = found
         return found
 
-    def link_target(self, parts: "Sequence[str]") -> "list[str] | None":
+    def link_target(self, parts: Sequence[str]) -> list[str] | None:
         """Where the link at `parts` points, as parts relative to the root, read from the link
         itself; None when that is outside the root (or cannot be read)."""
         try:
@@ -111,7 +112,7 @@ class Walk:
         """exists(), one part at a time, reading each link on the way."""
         return self.resolve(path, strict=True) is not None
 
-    def resolve(self, path: str, strict: bool = False) -> "str | None":
+    def resolve(self, path: str, strict: bool = False) -> str | None:
         """`path` (relative to the root) with the links on its way read and replaced by where
         they point, as a path relative to the root; None when a link leads out of the root (or
         too many are chained). Parts that are not there are kept as written: a file about to be
@@ -146,13 +147,13 @@ class Walk:
         return "/".join(resolved)
 
 
-def resolved_path(root: str, path: str) -> "str | None":
+def resolved_path(root: str, path: str) -> str | None:
     """Walk.resolve: a project-relative path with its links read inside the root, never
     followed out of it (None when one leads out)."""
     return Walk(root).resolve(path)
 
 
-def existence_bits(root: str, paths: "Sequence[str]") -> str:
+def existence_bits(root: str, paths: Sequence[str]) -> str:
     """One character per path, "1" there or "0" gone: what the block's cache key holds."""
     walk = Walk(root)
     return "".join("1" if walk.exists(path) else "0" for path in paths)

@@ -7,7 +7,8 @@
 # the per-call budget and the session's one budget and record shared with prompt-time recall.
 # A call whose paths nothing governs reads the memory file's key, the table (its key takes
 # the archive files' stamps, not their content), and stops.
-# No `from __future__ import annotations`: it is an import too; annotations here are strings.
+from __future__ import annotations
+
 import os
 
 from ..core import pm_cache
@@ -29,7 +30,7 @@ PATCH_MARKS = ("*** Update File: ", "*** Add File: ", "*** Delete File: ", "*** 
 SHELL_PUNCTUATION = "'\"`;|&()<>"
 
 
-def command_paths(command: str) -> "list[tuple[str, bool]]":
+def command_paths(command: str) -> list[tuple[str, bool]]:
     """The files a shell command names: a patch's files, else each word that looks like a path
     (with a `/`, or a file name with an extension), quotes and shell punctuation taken off."""
     from ..evidence.pm_evidence import is_file_name  # a shell command's words only (Codex's calls)
@@ -52,7 +53,7 @@ def command_paths(command: str) -> "list[tuple[str, bool]]":
     return found
 
 
-def touched(tool_input: object) -> "list[tuple[str, bool]]":
+def touched(tool_input: object) -> list[tuple[str, bool]]:
     """(path as the call names it, whether it may be a folder) for each path the call touches."""
     if not isinstance(tool_input, dict):
         return []
@@ -70,7 +71,7 @@ def touched(tool_input: object) -> "list[tuple[str, bool]]":
     return found
 
 
-def project_relative(root: str, cwd: object, path: str) -> "str | None":
+def project_relative(root: str, cwd: object, path: str) -> str | None:
     """`path` relative to the project at `root` (a relative one is taken from the call's cwd),
     with links inside the project read; None outside it (nothing there is looked at) or for the
     project itself."""
@@ -87,7 +88,7 @@ def project_relative(root: str, cwd: object, path: str) -> "str | None":
     return pm_walk.resolved_path(top, relative) or None
 
 
-def record_of(folder: str, payload: "dict[str, Any]") -> "tuple[str, str, bool]":
+def record_of(folder: str, payload: dict[str, Any]) -> tuple[str, str, bool]:
     """The session's record of what its context received, the main session's record (whose
     prompts are read), and whether the first is a subagent's (its context is its own)."""
     session_id = payload.get("session_id")
@@ -101,7 +102,7 @@ def record_of(folder: str, payload: "dict[str, Any]") -> "tuple[str, str, bool]"
     return main, main, False
 
 
-def targets_of(payload: "dict[str, Any]", root: str) -> "list[tuple[str, bool]]":
+def targets_of(payload: dict[str, Any], root: str) -> list[tuple[str, bool]]:
     """The project-relative paths the call touches (and whether each may be a folder), at most
     MAX_TARGETS, each once."""
     targets: list[tuple[str, bool]] = []
@@ -113,8 +114,8 @@ def targets_of(payload: "dict[str, Any]", root: str) -> "list[tuple[str, bool]]"
 
 
 def quick_silence(
-    payload: "dict[str, Any]", root: str, memory_path: str, folder: str
-) -> "tuple[bool, str]":
+    payload: dict[str, Any], root: str, memory_path: str, folder: str
+) -> tuple[bool, str]:
     """Whether the call can be answered with nothing before the memory file is read (it touches
     no path, or the table stored under its quick key governs none of them); and, when that
     table is not stored yet, the quick key to store it under once it is."""
@@ -138,15 +139,15 @@ def quick_silence(
 
 
 def file_context(
-    payload: "dict[str, Any]",
+    payload: dict[str, Any],
     root: str,
     memory_path: str,
     folder: str,
     block_slot: str,
     block_key: str,
-    budgets: "tuple[int, int]",
-    recall: "pm_recall_hook.Recall",
-    render: "Callable[[pm_recall_hook.Recall], object]",
+    budgets: tuple[int, int],
+    recall: pm_recall_hook.Recall,
+    render: Callable[[pm_recall_hook.Recall], object],
     quick_key: str = "",
 ) -> str:
     """What a PreToolUse call adds: the blocks of the files it touches that something governs
@@ -190,11 +191,11 @@ def file_context(
 
 
 def send(
-    payload: "dict[str, Any]",
+    payload: dict[str, Any],
     folder: str,
-    table: "pm_path_index.PathTable",
-    index: "Any",
-    found: "list[tuple[str, list[int], dict[int, list[str]]]]",
+    table: pm_path_index.PathTable,
+    index: Any,
+    found: list[tuple[str, list[int], dict[int, list[str]]]],
     call_budget: int,
     session_budget: int,
 ) -> str:
@@ -216,15 +217,15 @@ def send(
 
 
 def file_blocks(
-    table: "pm_path_index.PathTable",
-    index: "Any",
-    found: "list[tuple[str, list[int], dict[int, list[str]]]]",
-    prompts: "list[str]",
-    received: "set[str]",
+    table: pm_path_index.PathTable,
+    index: Any,
+    found: list[tuple[str, list[int], dict[int, list[str]]]],
+    prompts: list[str],
+    received: set[str],
     call_budget: int,
     session_left: int,
     threshold: float = pm_path_index.FILE_THRESHOLD,
-) -> "tuple[str, int]":
+) -> tuple[str, int]:
     """Pure: the blocks of one call's governed files (`found`: each path, the entries naming it
     and its governing epics, pm_path_index.governing) for a context that `received` these
     entries (updated in place) and has `session_left` tokens of its budget; their tokens.

@@ -12,8 +12,9 @@
 # common ones; a pre-token it does not know counts as its bytes, an upper bound (a token is at
 # least one byte), so the line is never counted short.
 #
-# Import-light: the lookup side uses builtins and pm_globs only (no re, no typing).
-# No `from __future__ import annotations`: it is an import too; annotations here are strings.
+# The lookup side imports pm_globs only (no typing): the file tools' hook runs it.
+from __future__ import annotations
+
 from ..evidence import pm_globs
 
 TYPE_CHECKING = False
@@ -65,7 +66,7 @@ COMMON_PIECES = (
 ).split()
 
 
-def pretokens(text: str) -> "list[str]":
+def pretokens(text: str) -> list[str]:
     """The pre-tokens cl100k cuts `text` into, for a text of PLAIN characters, one optional
     leading space and one optional final newline (its pattern's alternatives in order: letters
     with at most one non-letter before them, one to three digits, a run of other characters
@@ -119,7 +120,7 @@ def shown_path(relpath: str) -> str:
     return shown
 
 
-def header_tokens(table: "PathTable", shown: str) -> int:
+def header_tokens(table: PathTable, shown: str) -> int:
     """Tokens of `For <shown>:` and its newline: exact when every pre-token is in the table,
     else more (an unknown one counts as its bytes)."""
     line = header_line(shown) + "\n"
@@ -129,7 +130,7 @@ def header_tokens(table: "PathTable", shown: str) -> int:
     return sum(pieces.get(piece, len(piece)) for piece in pretokens(line))
 
 
-def known_pieces(texts: "Sequence[str]", count: "Callable[[str], int]") -> "dict[str, int]":
+def known_pieces(texts: Sequence[str], count: Callable[[str], int]) -> dict[str, int]:
     """The tokens of each pre-token of the header lines of `texts` and of COMMON_PIECES."""
     pieces: dict[str, int] = {}
     lines = [header_line(text) + "\n" for text in texts if PLAIN.issuperset(text)]
@@ -145,8 +146,8 @@ def known_pieces(texts: "Sequence[str]", count: "Callable[[str], int]") -> "dict
 
 
 def governing(
-    table: "PathTable", relpath: str, folder: bool = False
-) -> "tuple[list[int], dict[int, list[str]]]":
+    table: PathTable, relpath: str, folder: bool = False
+) -> tuple[list[int], dict[int, list[str]]]:
     """The entries that name `relpath` (or a folder it is in), in index order, and the epics
     whose globs govern it, each with the globs that do. `folder`: the path is a folder (a
     search's), governed by a glob of the folder itself or of one it is in."""
@@ -180,9 +181,7 @@ def governing(
 # --- the build (the cache miss) ---------------------------------------------------------------
 
 
-def build_table(
-    sources: "Sequence[Source]", index: "Index", count: "Callable[[str], int]"
-) -> "PathTable":
+def build_table(sources: Sequence[Source], index: Index, count: Callable[[str], int]) -> PathTable:
     """The path table of the recall index built from `sources` (pm_recall_index.index_files):
     its entries in the same order, each with its epic."""
     from ..evidence.pm_evidence import path_spans
@@ -228,12 +227,12 @@ def build_table(
 
 
 def table_of(
-    epics: "Sequence[Epic]",
-    lines: "Sequence[str]",
-    archives: "Sequence[tuple[str, bytes]]",
-    index: "Index",
-    count: "Callable[[str], int]",
-) -> "PathTable":
+    epics: Sequence[Epic],
+    lines: Sequence[str],
+    archives: Sequence[tuple[str, bytes]],
+    index: Index,
+    count: Callable[[str], int],
+) -> PathTable:
     """build_table from what pm_recall_index.index_files built `index` from."""
     from ..core.pm_load import decode
     from ..core.pm_parse import parse_permanent
@@ -249,21 +248,21 @@ def table_of(
 # --- the choice (a call whose file something governs) ----------------------------------------
 
 
-def support_text(relpath: str, prompts: "Sequence[str]") -> str:
+def support_text(relpath: str, prompts: Sequence[str]) -> str:
     """What an epic's entries are scored against for a file: the file's own path, then the
     session's prompts, newest first."""
     return "\n".join([relpath, *reversed(prompts)])
 
 
 def candidates(
-    table: "PathTable",
-    index: "Index",
-    named: "Sequence[int]",
-    epics: "dict[int, list[str]]",
+    table: PathTable,
+    index: Index,
+    named: Sequence[int],
+    epics: dict[int, list[str]],
     support: str,
     threshold: float,
-    received: "set[str]",
-) -> "tuple[list[int], dict[int, float]]":
+    received: set[str],
+) -> tuple[list[int], dict[int, float]]:
     """The entries to offer for a file, best first: those that name it (index order), then the
     entries of each governing epic that the support text supports (its best entry's score at
     least `threshold`), by score, unless recall already sent one of the epic's entries in this
@@ -302,13 +301,13 @@ def file_key(relpath: str) -> str:
 
 
 def fill(
-    table: "PathTable",
-    index: "Index",
+    table: PathTable,
+    index: Index,
     relpath: str,
-    order: "Sequence[int]",
-    received: "set[str]",
+    order: Sequence[int],
+    received: set[str],
     limit: int,
-) -> "tuple[str, list[str], int]":
+) -> tuple[str, list[str], int]:
     """The block for `relpath` of the entries in `order` that this context has not received and
     that fit within `limit` tokens (stamp and header included); its keys and tokens. ("", [],
     0) when none fits."""

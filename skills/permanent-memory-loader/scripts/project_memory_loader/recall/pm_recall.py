@@ -3,15 +3,14 @@
 # pm_recall_index built when the block was rendered, and the entries chosen within the
 # per-prompt and per-session budgets. Pure: the index, the prompt, what the session already
 # received and the budgets come in; the block's text and what it sent go out. Import-light: the
-# prompt hook's steady state runs it with nothing but builtins (no re, no typing, no json).
+# prompt hook's steady state runs it (no typing).
 # references/recall.md explains the scoring and the threshold.
-# No `from __future__ import annotations`: it is an import too; annotations here are strings.
+from __future__ import annotations
+
+import re
+
 STAMP = "[permanent-memory | trust:file]"  # pm_render.STAMP (a test keeps them equal)
-INDEX_FORMAT = 4
-# A term's posting is one bytes object: its weight in each entry that has it (32-bit floats),
-# then those entries' numbers (unsigned 16-bit; MAX_ENTRIES in pm_recall_index fits), machine
-# values read back with memoryview.cast: unmarshalling tens of thousands of int and float
-# objects was most of a prompt's cost with 200 epics.
+INDEX_FORMAT = 5
 # At most this much of a prompt is scored: a pasted log must not make the hook slow.
 PROMPT_PREFIX_CHARS = 2000
 PROMPT_BUDGET = 80  # tokens of one recall block, stamp included
@@ -59,7 +58,7 @@ if TYPE_CHECKING:
     class Index(TypedDict):
         format: int
         entries: list[Entry]
-        postings: dict[str, bytes]  # term: its weights, then its entries (INDEX_FORMAT)
+        postings: dict[str, tuple[tuple[int, ...], tuple[float, ...]]]  # term: entries, weights
         ids: dict[str, tuple[int, ...]]  # an epic ID, case-folded: its entries
         unit: float  # the weight of one rare word matched once in a short entry's text
         stamp_tokens: int  # the stamp line's
@@ -68,7 +67,7 @@ if TYPE_CHECKING:
         # epic and one past its last (unsigned 16-bit pairs); a keyword's first word: the
         # keywords it begins; each keyword word: its worth, in units of one rare word.
         keywords: list[str]
-        keyword_spans: bytes
+        keyword_spans: tuple[int, ...]  # each keyword's epic: its first and past-last entry
         keyword_words: dict[str, tuple[int, ...]]
         keyword_worth: dict[str, float]
 
@@ -103,27 +102,17 @@ whole part parts case cases time times day days today carry continue proceed ahe
 )
 
 
-def split_words(text: str) -> "list[str]":
+WORD = re.compile(r"[^\W_]+")  # a run of letters and digits (what str.isalnum() holds)
+
+
+def split_words(text: str) -> list[str]:
     """The words of text, lower case: runs of letters and digits, split again at camelCase
     humps (`parseHTTPHeader` -> parse, http, header); every other character separates (so
     snake_case, kebab-case, paths and dotted names fall apart: `React.FC` -> react, fc)."""
-    words: list[str] = []
-    for chunk in text.split():
-        if chunk.isalnum():  # most words of a prompt: no character to look at one by one
-            words.extend(split_humps(chunk))
-            continue
-        start = -1
-        for index, char in enumerate(chunk + " "):
-            if char.isalnum():
-                if start < 0:
-                    start = index
-            elif start >= 0:
-                words.extend(split_humps(chunk[start:index]))
-                start = -1
-    return words
+    return [part for word in WORD.findall(text) for part in split_humps(word)]
 
 
-def split_humps(word: str) -> "list[str]":
+def split_humps(word: str) -> list[str]:
     if word.islower() or word.isupper() or word.isdigit():
         return [word.lower()]
     parts = []
@@ -166,7 +155,7 @@ def stem(word: str) -> str:
     return word[:-1] if word.endswith("e") and len(word) > 3 else word
 
 
-def terms(text: str) -> "list[str]":
+def terms(text: str) -> list[str]:
     """Index terms of text in order: words stemmed, stop words, one-letter words, short
     numbers and overlong runs left out."""
     found = []
@@ -193,7 +182,7 @@ def threshold(prompt: str) -> float:
     return THRESHOLD * REPORT_FACTOR if reads_as_report(prompt) else THRESHOLD
 
 
-def named_epics(index: "Index", prompt: str) -> "list[str]":
+def named_epics(index: Index, prompt: str) -> list[str]:
     """The epic IDs the prompt names (any case, not inside a longer word)."""
     folded = prompt.casefold()
     named = []
@@ -211,8 +200,8 @@ def named_epics(index: "Index", prompt: str) -> "list[str]":
 
 
 def score(
-    index: "Index", prompt: str, explain: bool = True
-) -> "tuple[dict[int, float], dict[int, list[str]], list[str]]":
+    index: Index, prompt: str, explain: bool = True
+) -> tuple[dict[int, float], dict[int, list[str]], list[str]]:
     """Each entry's score for the prompt's bounded prefix (entries with none left out), the
     terms each matched (with explain; the hook does without), and the prompt's distinct terms
     as scored."""
@@ -227,9 +216,7 @@ def score(
         posting = postings.get(term)
         if posting is None:
             continue
-        view = memoryview(posting)
-        count = len(posting) // 6
-        weights, numbers = view[: 4 * count].cast("f"), view[4 * count :].cast("H")
+        numbers, weights = posting
         for entry, weight in zip(numbers, weights):
             scores[entry] = scores.get(entry, 0.0) + weight / unit
             if explain:
@@ -244,7 +231,7 @@ def score(
     return scores, matched, asked
 
 
-def named_keywords(index: "Index", found: "list[str]") -> "list[int]":
+def named_keywords(index: Index, found: list[str]) -> list[int]:
     """The keywords whose every word is among the prompt's terms."""
     if not index["keywords"]:
         return []
@@ -260,11 +247,11 @@ def named_keywords(index: "Index", found: "list[str]") -> "list[int]":
 
 
 def keyword_worth(
-    index: "Index", named: "list[int]", matched: "dict[int, list[str]] | None"
-) -> "dict[int, float]":
+    index: Index, named: list[int], matched: dict[int, list[str]] | None
+) -> dict[int, float]:
     """For each entry of an epic whose keywords the prompt names, what they are worth: the
     worth of each word they hold, once however many of the epic's keywords hold it."""
-    spans = memoryview(index["keyword_spans"]).cast("H")
+    spans = index["keyword_spans"]
     each = index["keyword_worth"]
     words: dict[int, set[str]] = {}  # an epic's first entry: the keyword words named
     ends: dict[int, int] = {}
@@ -285,11 +272,11 @@ def keyword_worth(
 
 
 def with_epic_support(
-    index: "Index",
-    scores: "dict[int, float]",
-    named: "list[int]",
-    matched: "dict[int, list[str]] | None",
-) -> "dict[int, float]":
+    index: Index,
+    scores: dict[int, float],
+    named: list[int],
+    matched: dict[int, list[str]] | None,
+) -> dict[int, float]:
     """Each entry's score plus EPIC_SHARE of the scores of its epic's two (EPIC_SUPPORT) best
     other entries, and the worth of the words of its epic's keywords the prompt names; with
     `matched`, each entry's list says how much."""
@@ -317,7 +304,7 @@ def with_epic_support(
     return supported
 
 
-def ranked(scores: "dict[int, float]") -> "list[int]":
+def ranked(scores: dict[int, float]) -> list[int]:
     """Entries by score, best first; ties in index order (the memory file, newest first)."""
     return sorted(scores, key=lambda entry: (-scores[entry], entry))
 
@@ -326,21 +313,21 @@ def header(epics: int) -> str:
     return f"Relevant to this prompt (from {epics} epic{'' if epics == 1 else 's'}):"
 
 
-def block_tokens(index: "Index", lines: int, epics: int) -> int:
+def block_tokens(index: Index, lines: int, epics: int) -> int:
     """Tokens of a recall block of `lines` entry lines from `epics` epics, without them."""
     heads = index["header_tokens"]
     return index["stamp_tokens"] + heads[min(epics, len(heads)) - 1] if lines else 0
 
 
 def choose(
-    index: "Index",
-    scores: "dict[int, float]",
-    received: "set[str]",
+    index: Index,
+    scores: dict[int, float],
+    received: set[str],
     prompt_budget: int,
     session_left: int,
     explain: bool = True,
     needed: float = THRESHOLD,
-) -> "tuple[list[int], dict[int, str]]":
+) -> tuple[list[int], dict[int, str]]:
     """The entries to add, in order, and why each other candidate was not added (without
     explain, only the candidates that clear the threshold, `needed`, are looked at)."""
     entries = index["entries"]
@@ -376,7 +363,7 @@ def choose(
     return chosen, why
 
 
-def render(index: "Index", chosen: "list[int]") -> str:
+def render(index: Index, chosen: list[int]) -> str:
     """The recall block: stamp, header, one line per chosen entry; "" for none."""
     if not chosen:
         return ""
@@ -387,8 +374,8 @@ def render(index: "Index", chosen: "list[int]") -> str:
 
 
 def recall(
-    index: "Index", prompt: str, received: "set[str]", prompt_budget: int, session_left: int
-) -> "tuple[str, list[str], int]":
+    index: Index, prompt: str, received: set[str], prompt_budget: int, session_left: int
+) -> tuple[str, list[str], int]:
     """The recall block for prompt ("" for none), the keys of the entries it sends, and its
     tokens."""
     if prompt_budget <= 0 or session_left <= 0 or not index["entries"]:

@@ -3,7 +3,8 @@
 # session received (the session-start block's lines included), and add the recall block after
 # the permanent-memory block on a prompt. Import-light, as pm_hook: a cache hit loads neither
 # the tokenizer nor the parser.
-# No `from __future__ import annotations`: it is an import too; annotations here are strings.
+from __future__ import annotations
+
 from . import pm_recall, pm_recall_store
 
 TYPE_CHECKING = False
@@ -25,7 +26,7 @@ class Recall:
     """One hook call's recall: its session's record, its event and input, its budgets."""
 
     def __init__(
-        self, session: str, event: object, payload: "dict[str, Any]", budgets: "tuple[int, int]"
+        self, session: str, event: object, payload: dict[str, Any], budgets: tuple[int, int]
     ) -> None:
         self.record = pm_recall_store.session_record(session)
         self.event = event
@@ -72,11 +73,11 @@ class Recall:
 
     def build(
         self,
-        epics: "Sequence[Epic]",
-        data: "bytes | None",
+        epics: Sequence[Epic],
+        data: bytes | None,
         block: str,
-        count: "Callable[[str], int]",
-        states: "Mapping[str, str] | None" = None,
+        count: Callable[[str], int],
+        states: Mapping[str, str] | None = None,
     ) -> None:
         """The cache miss: the index of the block's epics (read from data) and the archive's,
         cached; `states` marks the paths entries name, as the block does (pm_evidence)."""

@@ -7,7 +7,6 @@
 # counter in, the index out. references/recall.md explains the weights.
 from __future__ import annotations
 
-import array
 import math
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
@@ -181,7 +180,7 @@ def build_index(
             count(pm_recall.header(n) + "\n") for n in range(1, HEADER_COUNTS + 1)
         ),
         "keywords": listed,
-        "keyword_spans": array.array("H", spans).tobytes(),
+        "keyword_spans": tuple(spans),
         "keyword_words": {word: tuple(numbers) for word, numbers in by_word.items()},
         "keyword_worth": {word: KEYWORD_WEIGHT * value for word, value in rarity.items()},
     }
@@ -202,7 +201,7 @@ def weigh(
     fields: Sequence[dict[str, list[str]]],
     epics: Sequence[int],
     keywords: dict[int, list[tuple[str, ...]]],
-) -> tuple[dict[str, bytes], dict[str, float]]:
+) -> tuple[dict[str, tuple[tuple[int, ...], tuple[float, ...]]], dict[str, float]]:
     """BM25F postings: for each word, the entries that have it and its weight in each; and the
     rarity of each word of the keywords (in units of a word of one entry). `epics` numbers each
     entry's epic: a word of an epic's intent or keywords, which every entry of the epic
@@ -241,8 +240,7 @@ def weigh(
         value = idf(units, len(holders[term]))
         numbers = sorted(per)
         weights = [value * per[n] / (K1 + per[n]) for n in numbers]
-        # The weights (4 bytes each) first, then the entry numbers (2 bytes each): both aligned.
-        postings[term] = array.array("f", weights).tobytes() + array.array("H", numbers).tobytes()
+        postings[term] = (tuple(numbers), tuple(weights))
     return postings, rare
 
 

@@ -4,7 +4,8 @@
 # the fastest reader a bare interpreter has), and each session's record of the entries it
 # received and the recall tokens it was sent. Import-light: the prompt hook's steady state
 # reads the index and the record through it.
-# No `from __future__ import annotations`: it is an import too; annotations here are strings.
+from __future__ import annotations
+
 import marshal
 import os
 import stat
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from .pm_recall import Index
 
 INDEX_FORMAT = "pm-recall-1"
-INDEX_VERSION = 4  # pm_recall.INDEX_FORMAT (not imported: a cache miss checks it)
+INDEX_VERSION = 5  # pm_recall.INDEX_FORMAT (not imported: a cache miss checks it)
 SESSION_FORMAT = "pm-recall-session-1"
 TABLE_FORMAT = "pm-path-table-1"
 TABLE_VERSION = 1  # pm_path_index.TABLE_FORMAT (not imported: a cache miss checks it)
@@ -37,7 +38,7 @@ MAX_INDEX_BYTES = 256 * 1024 * 1024
 MAX_SESSION_BYTES = 1024 * 1024
 
 
-def archive_files(memory_path: str, root: "str | None") -> "list[tuple[str, bytes]]":
+def archive_files(memory_path: str, root: str | None) -> list[tuple[str, bytes]]:
     """The archive's `*.md` files beside the memory file, as (`archive/NAME.md`, bytes), newest
     name first, within the bounds above; a file that cannot be read (a link out of the project
     `root`, not a regular file, too large) is left out with a note. No root: the memory file
@@ -70,7 +71,7 @@ def archive_files(memory_path: str, root: "str | None") -> "list[tuple[str, byte
     return found
 
 
-def archive_stamp(memory_path: str, root: "str | None") -> str:
+def archive_stamp(memory_path: str, root: str | None) -> str:
     """What the path table's key takes from the archive without reading it: each `*.md` file's
     name, size, modification time and inode (its link, not followed), newest name first; ""
     when there is none. A folder reached through a link gives its files' content instead."""
@@ -141,7 +142,7 @@ def quick_table_key(root: str, memory_path: str, code: str) -> str:
     return hook_io.digest(key.encode())
 
 
-def archive_digest(files: "list[tuple[str, bytes]]") -> str:
+def archive_digest(files: list[tuple[str, bytes]]) -> str:
     """What the archive's content adds to the index's key."""
     parts = [name + "\0" + hook_io.digest(data) for name, data in files]
     return hook_io.digest("\0".join(parts).encode("utf-8", "surrogatepass"))
@@ -159,7 +160,7 @@ def index_slot(block_slot: str) -> str:
     return os.path.join(os.path.dirname(os.path.dirname(block_slot)), "recall", name + ".bin")
 
 
-def read_index(slot: str, key: str) -> "Index | None":
+def read_index(slot: str, key: str) -> Index | None:
     """The index stored under key, or None when absent, stale, truncated or corrupt."""
     entry = read_small(slot, MAX_INDEX_BYTES)
     if entry is None:
@@ -187,7 +188,7 @@ def quick_slot(slot: str) -> str:
     return slot.rsplit(".", 1)[0] + ".quick"
 
 
-def read_table(slot: str, key: str, quick: bool = False) -> "PathTable | None":
+def read_table(slot: str, key: str, quick: bool = False) -> PathTable | None:
     """The path table stored under key beside the index `slot` (`quick`: its copy under the
     quick key), or None."""
     entry = read_small((quick_slot if quick else table_slot)(slot), MAX_INDEX_BYTES)
@@ -203,7 +204,7 @@ def read_table(slot: str, key: str, quick: bool = False) -> "PathTable | None":
     return table
 
 
-def store_table(slot: str, key: str, table: "PathTable", quick: bool = False) -> None:
+def store_table(slot: str, key: str, table: PathTable, quick: bool = False) -> None:
     try:
         os.makedirs(os.path.dirname(slot), mode=0o700, exist_ok=True)
         sealed = hook_io.sealed(TABLE_FORMAT, key, marshal.dumps(table))
@@ -217,7 +218,7 @@ def shown_slot(slot: str) -> str:
     return slot.rsplit(".", 1)[0] + ".shown"
 
 
-def read_shown(slot: str, key: str) -> "set[str] | None":
+def read_shown(slot: str, key: str) -> set[str] | None:
     """The keys of the entries the block shows, stored under key; None when absent or stale."""
     data = read_small(shown_slot(slot), MAX_SESSION_BYTES)
     try:
@@ -230,7 +231,7 @@ def read_shown(slot: str, key: str) -> "set[str] | None":
     return set(lines[1:-1])
 
 
-def read_small(path: str, limit: int) -> "bytes | None":
+def read_small(path: str, limit: int) -> bytes | None:
     """A cache file's bytes (None when absent, unreadable or over limit), read in one call of
     its own size: a read asked for `limit` bytes would allocate that much first."""
     try:
@@ -255,7 +256,7 @@ def read_small(path: str, limit: int) -> "bytes | None":
         os.close(fd)
 
 
-def store_index(slot: str, key: str, index: "Index", shown: "set[str]") -> None:
+def store_index(slot: str, key: str, index: Index, shown: set[str]) -> None:
     """Cache the index (without each entry's full text: only `search` prints it, and it builds
     its own) and the keys of the entries the block shows."""
     cached = dict(index)
@@ -276,7 +277,7 @@ def session_record(session_file: str) -> str:
     return session_file + ".recall"
 
 
-def read_received(record: str) -> "tuple[int, set[str]]":
+def read_received(record: str) -> tuple[int, set[str]]:
     """The recall tokens this session was sent and the keys of the entries it received."""
     data = read_small(record, MAX_SESSION_BYTES)
     try:
@@ -290,7 +291,7 @@ def read_received(record: str) -> "tuple[int, set[str]]":
     return int(head[1]), set(line for line in lines[1:] if line)
 
 
-def write_received(record: str, tokens: int, keys: "set[str]") -> None:
+def write_received(record: str, tokens: int, keys: set[str]) -> None:
     text = f"{SESSION_FORMAT} {tokens}\n" + "".join(key + "\n" for key in sorted(keys))
     try:
         os.makedirs(os.path.dirname(record), mode=0o700, exist_ok=True)
@@ -305,14 +306,14 @@ def prompts_file(record: str) -> str:
     return record.rsplit(".", 1)[0] + ".prompts"
 
 
-def read_prompts(record: str) -> "list[str]":
+def read_prompts(record: str) -> list[str]:
     """The session's last prompts, oldest first (at most PROMPTS_KEPT)."""
     data = read_small(prompts_file(record), MAX_SESSION_BYTES)
     text = "" if data is None else data.decode("utf-8", "replace")
     return [prompt for prompt in text.split("\0") if prompt][-PROMPTS_KEPT:]
 
 
-def note_prompt(record: str, prompt: "str | None") -> None:
+def note_prompt(record: str, prompt: str | None) -> None:
     """Keep `prompt` (its first PROMPT_CHARS characters) among the session's last prompts; None
     forgets them (a new context). The prompt is appended to the file, a NUL before it: on every
     prompt no new file and no rename (which cost more than the rest of a prompt's recall), and

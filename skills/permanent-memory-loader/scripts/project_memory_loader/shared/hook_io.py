@@ -2,13 +2,18 @@
 # What both skills' hooks share on their steady-state path: the process's streams (one line on
 # stderr that can never fail, a hook's stdout in one UTF-8 write, and for the commands the words
 # for a stdout that refuses their results), the caches' folder, their digest-checked entries,
-# code and file stamps and the forgetting of old files, and hook JSON read and written without
-# the json package.
+# code and file stamps and the forgetting of old files, and hook JSON read and written.
 #
 # Each skill carries a copy of this file (`python3 scripts/dev.py sync-shared` writes them; see
-# memory_io). The loader's hook imports it on every prompt, so it imports only what a bare
-# interpreter has loaded at start-up (os), _blake2 for the digests and _json for hook JSON: no
-# `from __future__`, sys and codecs only inside the functions that need them.
+# memory_io). The hooks import it on every prompt and tool call. It uses the json package and
+# hashlib as any code would; the one thing kept from the hooks' diet is typing: annotations are
+# strings and TYPE_CHECKING is a plain False (mypy treats the name as True), because `import
+# typing` costs about 13 ms with -S on this machine, more than the interpreter's own start
+# (docs/performance.md, "Plain code").
+from __future__ import annotations
+
+import hashlib
+import json
 import os
 
 TYPE_CHECKING = False
@@ -19,7 +24,7 @@ if TYPE_CHECKING:
 # --- the process's streams ----------------------------------------------------------------
 
 
-def stdout_refusal(exc: "BaseException | None" = None) -> "str | None":
+def stdout_refusal(exc: BaseException | None = None) -> str | None:
     """The one-line error when stdout refuses a command's results: it is closed (`>&-`), or exc
     is its encoding failing on them (a cp1252 pipe, PYTHONIOENCODING=ascii, the C locale with
     UTF-8 mode off). None when stdout is fine and exc (if any) is something else. Both skills'
@@ -85,15 +90,10 @@ def write_output(output: str) -> None:
 
 # --- the hooks' caches (both skills' hooks, on their steady-state path) ------------------------
 
-try:
-    from _blake2 import blake2b
-except ImportError:  # an interpreter built without it
-    from hashlib import blake2b
-
 
 def digest(data: bytes) -> str:
     """The hex digest the caches name and check their entries with (not a security boundary)."""
-    return blake2b(data, digest_size=16).hexdigest()
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 def sealed(form: str, key: str, body: bytes) -> bytes:
@@ -102,7 +102,7 @@ def sealed(form: str, key: str, body: bytes) -> bytes:
     return f"{form} {key} {len(body)} {digest(body)}\n".encode() + body
 
 
-def unsealed(entry: bytes, form: str, key: str) -> "bytes | None":
+def unsealed(entry: bytes, form: str, key: str) -> bytes | None:
     """The body of a sealed entry of this format and key; None when it is another's, truncated
     or altered."""
     header, _, body = entry.partition(b"\n")
@@ -130,7 +130,7 @@ def forget_older(folder: str, cutoff: float) -> None:
             continue
 
 
-def cache_dir(name: str, env: "Mapping[str, str] | None" = None) -> "str | None":
+def cache_dir(name: str, env: Mapping[str, str] | None = None) -> str | None:
     """Where a hook keeps the cache called `name`: the plugin's data folder, else the user's
     cache folder; never the repository. None when neither is an absolute path."""
     env = os.environ if env is None else env
@@ -146,7 +146,7 @@ def cache_dir(name: str, env: "Mapping[str, str] | None" = None) -> "str | None"
     return os.path.join(home, ".cache", "project-memory", name)
 
 
-def code_stamp(folder: str, names: "tuple[str, ...]") -> str:
+def code_stamp(folder: str, names: tuple[str, ...]) -> str:
     """The modification times of the modules whose code decides a cached text ("-" for one that
     is missing): part of a cache key, so that changed code never serves an old entry."""
     stamps = []
@@ -158,7 +158,7 @@ def code_stamp(folder: str, names: "tuple[str, ...]") -> str:
     return ",".join(stamps)
 
 
-def file_stamp(path: str) -> "list[int] | None":
+def file_stamp(path: str) -> list[int] | None:
     """Size, modification time and inode of `path` (its link, not followed); None when absent."""
     try:
         status = os.lstat(path)
@@ -167,54 +167,18 @@ def file_stamp(path: str) -> "list[int] | None":
     return [status.st_size, status.st_mtime_ns, status.st_ino]
 
 
-# --- hook JSON, read and written without the json package ----------------------------------
-# `import json` (json.decoder, json.scanner, json.encoder, and `re` where nothing loaded it yet)
-# measured 3.3-7.7 ms with -X importtime, `_json` 0.4 ms: 5-11 % of `python3 -c pass`, most of a
-# hook's allowance. The package's own C scanner and encoder are used directly instead.
-
-
-class _ScanContext:
-    # What the json package's C scanner reads from its decoder (json.loads' defaults).
-    strict = True
-    object_hook = None
-    object_pairs_hook = None
-    parse_float = float
-    parse_int = int
-    parse_constant = float
+# --- hook JSON -------------------------------------------------------------------------------
 
 
 def scan_json(text: str) -> object:
-    """The JSON value that is all of `text`, which has no surrounding whitespace, as json.loads
-    reads it. Raises ValueError when it is not JSON, RecursionError when it nests too deep."""
-    try:
-        from _json import make_scanner
-    except ImportError:  # no C accelerator: the json package
-        from json import loads
-
-        return loads(text)
-    try:
-        value, end = make_scanner(_ScanContext)(text, 0)  # type: ignore[arg-type]
-    except (StopIteration, ValueError, SystemError):
-        # Not JSON. The scanner reports why through json.decoder's error class, and where that
-        # module is not loaded (Python 3.11) it fails with a SystemError instead: the package
-        # reads the text again and raises the error json.loads raises.
-        from json import loads
-
-        return loads(text)
-    if end != len(text):
-        raise ValueError("not JSON: more after the value")
-    return value
+    """The JSON value that is all of `text`, as json.loads reads it. Raises ValueError when it is
+    not JSON, RecursionError when it nests too deep."""
+    return json.loads(text)
 
 
 def json_string(text: str) -> str:
-    """`text` as a JSON string, non-ASCII kept (json.dumps(text, ensure_ascii=False))."""
-    try:
-        from _json import encode_basestring
-    except ImportError:  # no C accelerator: the json package
-        from json import dumps
-
-        return dumps(text, ensure_ascii=False)
-    return str(encode_basestring(text))
+    """`text` as a JSON string, non-ASCII kept."""
+    return json.dumps(text, ensure_ascii=False)
 
 
 def hook_json(event: str, context: str, message: str = "") -> str:

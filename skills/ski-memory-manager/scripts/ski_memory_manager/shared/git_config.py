@@ -6,6 +6,8 @@
 #
 # Each skill carries a copy of this file (`python3 scripts/dev.py sync-shared` writes them; see
 # memory_io). No hook imports it.
+from __future__ import annotations
+
 import os
 import stat
 
@@ -24,7 +26,7 @@ ATTRIBUTES = ".gitattributes"
 MAX_ATTRIBUTES_BYTES = 1024 * 1024
 
 
-def _git(root: "PathArg", *args: str) -> "tuple[int, str]":
+def _git(root: PathArg, *args: str) -> tuple[int, str]:
     import shutil
     import subprocess
 
@@ -45,7 +47,7 @@ def _git(root: "PathArg", *args: str) -> "tuple[int, str]":
     return done.returncode, done.stdout.rstrip("\n")
 
 
-def git_root(directory: "PathArg") -> "Path":
+def git_root(directory: PathArg) -> Path:
     """The top of the git work tree `directory` is in."""
     from pathlib import Path
 
@@ -57,7 +59,7 @@ def git_root(directory: "PathArg") -> "Path":
     return Path(out)
 
 
-def add_attributes(root: "Path", comment: str, lines: "list[str]") -> "list[str]":
+def add_attributes(root: Path, comment: str, lines: list[str]) -> list[str]:
     """Append to ROOT/.gitattributes those of `lines` it does not have yet (after the comment
     line); return the lines added. A .gitattributes that is a link is refused, not followed:
     the repository controls it, and a link could lead anywhere."""
@@ -91,7 +93,7 @@ def add_attributes(root: "Path", comment: str, lines: "list[str]") -> "list[str]
     return missing
 
 
-def set_git_config(root: "PathArg", key: str, value: str) -> "str | None":
+def set_git_config(root: PathArg, key: str, value: str) -> str | None:
     """Set `key` in the repository's own config (never the user's); return its previous value,
     None when it was not set. Setting the value it already has writes nothing."""
     code, old = _git(root, "config", "--local", "--get", key)
@@ -103,7 +105,7 @@ def set_git_config(root: "PathArg", key: str, value: str) -> "str | None":
     return previous
 
 
-def set_merge_driver(root: "PathArg", driver: str, name: str, command: str, out: "TextIO") -> None:
+def set_merge_driver(root: PathArg, driver: str, name: str, command: str, out: TextIO) -> None:
     """Define merge driver `driver` (its name and the command git runs) in the repository's own
     config, writing one line to `out` per setting: set, already set, or updated."""
     for key, value in ((f"merge.{driver}.name", name), (f"merge.{driver}.driver", command)):

@@ -16,6 +16,8 @@
 # Both skills' hooks import it (the loader's on every prompt), so it imports only what a bare
 # interpreter has loaded at start-up (os, stat): no `from __future__`, no contextlib, fcntl
 # only when locking.
+from __future__ import annotations
+
 import os
 import stat
 
@@ -51,7 +53,7 @@ class OutsideProject(OSError):
     An OSError, so every reader's "cannot read PATH: REASON" line reports it; str() is
     "PATH: REASON" for the callers that print it on its own."""
 
-    def __init__(self, path: "PathArg", real: str) -> None:
+    def __init__(self, path: PathArg, real: str) -> None:
         reason = f"it leads outside the project (to {real}); refused"
         super().__init__(reason)
         self.strerror = reason
@@ -63,7 +65,7 @@ class OutsideProject(OSError):
 
 
 class NotRegularFile(OSError):
-    def __init__(self, path: "PathArg") -> None:
+    def __init__(self, path: PathArg) -> None:
         super().__init__("not a regular file")
         self.strerror = "not a regular file"
         self.filename = os.fspath(path)
@@ -72,11 +74,11 @@ class NotRegularFile(OSError):
         return "not a regular file"
 
 
-def _real(path: "PathArg") -> str:
+def _real(path: PathArg) -> str:
     return os.path.normcase(os.path.realpath(path))
 
 
-def inside_project(root: "PathArg", path: "PathArg") -> str:
+def inside_project(root: PathArg, path: PathArg) -> str:
     """The real path of `path`, a path under the project root `root` that the repository
     controls: every link followed, the final part need not exist (a dangling link is followed
     to where it points). Raises OutsideProject when that leaves `root`."""
@@ -87,7 +89,7 @@ def inside_project(root: "PathArg", path: "PathArg") -> str:
     return real
 
 
-def open_regular(path: "PathArg", follow: bool = True) -> "tuple[int, os.stat_result]":
+def open_regular(path: PathArg, follow: bool = True) -> tuple[int, os.stat_result]:
     """A read-only descriptor of `path` and its status, only when it is a regular file: opened
     without blocking (a FIFO must not hang the reader, a device must not flood it), and without
     following a final link when `follow` is false. The caller closes the descriptor."""
@@ -107,7 +109,7 @@ def open_regular(path: "PathArg", follow: bool = True) -> "tuple[int, os.stat_re
     return fd, status
 
 
-def read_inside(root: "PathArg", path: "PathArg", limit: int) -> "tuple[bytes | None, int]":
+def read_inside(root: PathArg, path: PathArg, limit: int) -> tuple[bytes | None, int]:
     """The bytes of `path`, a file the repository controls under `root` (None when its size is
     over `limit`: it is not read), and its size. Raises OutsideProject, NotRegularFile, or the
     OSError of opening it (FileNotFoundError when there is no file)."""
@@ -116,7 +118,7 @@ def read_inside(root: "PathArg", path: "PathArg", limit: int) -> "tuple[bytes | 
     return read_regular(real, limit, follow=False)
 
 
-def read_regular(path: "PathArg", limit: int, follow: bool = True) -> "tuple[bytes | None, int]":
+def read_regular(path: PathArg, limit: int, follow: bool = True) -> tuple[bytes | None, int]:
     """The bytes of the regular file `path` (None when it is over `limit` bytes) and its size."""
     fd, status = open_regular(path, follow)
     try:
@@ -165,7 +167,7 @@ class locked:  # a class named like a function: used as `with locked(path):`
     writes nothing. Closing the descriptor releases the lock, so a killed holder never leaves it
     held. Without fcntl (Windows) this does nothing."""
 
-    def __init__(self, path: "PathArg") -> None:
+    def __init__(self, path: PathArg) -> None:
         self.path = path
         self.fd = -1
 
@@ -203,7 +205,7 @@ class locked:  # a class named like a function: used as `with locked(path):`
             self.fd = -1
 
 
-def temp_path(path: "PathArg") -> str:
+def temp_path(path: PathArg) -> str:
     folder, name = os.path.split(os.fspath(path))
     return os.path.join(folder, f".{name}{TEMP_MARK}{os.getpid()}-{os.urandom(4).hex()}")
 
@@ -214,7 +216,7 @@ def is_temp_name(name: str) -> bool:
 
 
 def atomic_write(
-    path: "PathArg", data: bytes, mode: "int | None" = None, *, durable: bool = True
+    path: PathArg, data: bytes, mode: int | None = None, *, durable: bool = True
 ) -> None:
     """Replace `path` with `data`: temp file in the same directory, write, fsync, os.replace,
     fsync the directory. On failure the previous file is untouched and the temp file removed.
@@ -248,13 +250,13 @@ def atomic_write(
         fsync_dir(os.path.dirname(os.fspath(path)) or ".")
 
 
-def write_error(path: "PathArg", exc: OSError) -> MemoryIOError:
+def write_error(path: PathArg, exc: OSError) -> MemoryIOError:
     """The MemoryIOError for an OSError met while writing `path`."""
     reason = exc.strerror or str(exc)
     return MemoryIOError(f"cannot write {os.fspath(path)}: {reason}", reason)
 
 
-def fsync_dir(directory: "PathArg") -> None:
+def fsync_dir(directory: PathArg) -> None:
     """Make a rename or a new entry in `directory` durable. Best effort: some platforms and
     file systems cannot sync a directory, and the file itself is already synced."""
     if os.name == "nt":  # directories cannot be opened for fsync on Windows
