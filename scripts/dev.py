@@ -41,6 +41,7 @@ SHARED_MODULES = (
     "git_config.py",
     "doctor_report.py",
     "memory_text.py",
+    "command_line.py",
 )
 SHARED_COPY_DIRS = (
     LOADER.parent / "project_memory_loader" / "shared",

@@ -63,6 +63,11 @@ def doctor_report(request: pytest.FixtureRequest) -> ModuleType:
     return skill_copy(request.param, "doctor_report")
 
 
+@pytest.fixture(scope="session", params=sorted(SKILL_DIRS))
+def command_line(request: pytest.FixtureRequest) -> ModuleType:
+    return skill_copy(request.param, "command_line")
+
+
 @pytest.fixture(autouse=True, scope="session")
 def no_user_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """No test writes the user's cache folder: what would go to XDG_CACHE_HOME (a hook's cache

@@ -29,3 +29,13 @@ def test_doctor_report_text_and_json(doctor_report: ModuleType) -> None:
     assert repr(checks[0]) == (
         "DoctorCheck(name='python', status='ok', detail='Python 3.12.1', fix='')"
     )
+
+
+def test_check_python_names_the_interpreter_and_fails_before_3_9(doctor_report: ModuleType) -> None:
+    check_python, check = doctor_report.check_python, doctor_report.DoctorCheck
+    assert check_python((3, 9, 0), "/usr/bin/python3") == check(
+        "python", "ok", "Python 3.9.0 (/usr/bin/python3)"
+    )
+    assert check_python((3, 8, 18), "/usr/bin/python3") == check(
+        "python", "FAIL", "Python 3.8.18 is too old", "use Python 3.9 or newer"
+    )

@@ -120,7 +120,7 @@ UNENCODABLE_STDOUT = [
     ("cp1252-pipe", {"PYTHONIOENCODING": "cp1252"}, []),
     ("c-locale-no-utf8-mode", {"LC_ALL": "C", "PYTHONUTF8": "0"}, ["-X", "utf8=0"]),
 ]
-REFUSED = "error: cannot print the results: stdout's encoding ({}) cannot show them; set "
+REFUSED = "cannot print the results: stdout's encoding ({}) cannot show them; set "
 REFUSED += "PYTHONIOENCODING=utf-8"
 
 
@@ -189,5 +189,5 @@ def test_closed_stdout(unicode_project: Path, tmp_path: Path) -> None:
         else:
             assert (proc.returncode, err) == (
                 1,
-                "error: cannot print the results: stdout is closed\n",
+                "cannot print the results: stdout is closed\n",
             )

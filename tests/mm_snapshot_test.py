@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from ski_memory_manager import mm_snapshot, mm_update
 from ski_memory_manager.mm_snapshot import Decision, Snapshot
+from ski_memory_manager.shared.memory_text import parse_iso_datetime
 from support import SNAP_HEAD, SNAPSHOT_FRAGMENTS, fuzz_doc
 
 NOW = datetime(2026, 5, 1, 15, 0, tzinfo=timezone.utc)
@@ -269,7 +270,7 @@ def test_session_datetime(stamp: str, expected: datetime | None) -> None:
     ],
 )
 def test_parse_iso(text: str, expected: datetime | None) -> None:
-    assert mm_snapshot.parse_iso(text) == expected
+    assert parse_iso_datetime(text) == expected
 
 
 def test_step_order_is_natural() -> None:

@@ -560,6 +560,8 @@ def test_cache_hit_imports_neither_yaml_nor_tiktoken(tmp_path: Path, project: Pa
         P,
         *(f"{P}.{sub}" for sub in ("core", "evidence", "recall", "shared")),
         f"{P}.permanent_memory",
+        f"{P}.core.pm_names",
+        f"{P}.shared.command_line",
         f"{P}.pm_hook",
         f"{P}.core.pm_cache",
         f"{P}.evidence.pm_walk",

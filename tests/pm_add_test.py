@@ -276,7 +276,7 @@ def test_add_refuses_a_duplicate_and_replaces_in_place(loader: Any, tmp_path: Pa
     assert again == Result(
         1,
         "",
-        f"error: {path}: B-2 is already in the file (line 15); give --replace to replace it\n",
+        f"{path}: B-2 is already in the file (line 15); give --replace to replace it\n",
     )
     assert path.read_bytes() == before
     replaced = loader([*base, "--replace"], epic_json("B-2", decisions=["second"]))
@@ -306,7 +306,7 @@ def test_replace_refuses_an_id_that_is_already_twice_in_the_file(
         ["add", "--project-dir", str(tmp_path), "--input", "-", "--replace", *EST], epic_json("X-1")
     )
     assert result == Result(
-        1, "", f"error: {path}: X-1 is in the file 2 times (lines 1, 3); keep one by hand first\n"
+        1, "", f"{path}: X-1 is in the file 2 times (lines 1, 3); keep one by hand first\n"
     )
 
 
@@ -449,7 +449,7 @@ def test_invalid_entry(data: object, message: str) -> None:
 @pytest.mark.parametrize(("data", "message"), INVALID)
 def test_add_refuses_invalid_input(loader: Any, tmp_path: Path, data: object, message: str) -> None:
     result = loader(["add", "--project-dir", str(tmp_path), "--input", "-", *EST], json.dumps(data))
-    assert result == Result(1, "", f"error: {message}\n")
+    assert result == Result(1, "", f"{message}\n")
     assert list(tmp_path.iterdir()) == []  # nothing written, not even .claude/
 
 
@@ -471,15 +471,13 @@ def test_add_refuses_what_is_not_json(
     loader: Any, tmp_path: Path, stdin: str | bytes, message: str
 ) -> None:
     result = loader(["add", "--project-dir", str(tmp_path), "--input", "-", *EST], stdin)
-    assert result == Result(1, "", f"error: {message}\n")
+    assert result == Result(1, "", f"{message}\n")
 
 
 def test_add_reports_an_unreadable_input_file(loader: Any, tmp_path: Path) -> None:
     missing = tmp_path / "none.json"
     result = loader(["add", "--project-dir", str(tmp_path), "--input", str(missing)])
-    assert result == Result(
-        1, "", f"error: cannot read --input {missing}: No such file or directory\n"
-    )
+    assert result == Result(1, "", f"cannot read --input {missing}: No such file or directory\n")
 
 
 def test_add_settles_what_the_loader_would_misread() -> None:
@@ -582,7 +580,7 @@ def test_fit_entry_leaves_out_as_few_items_as_needed() -> None:
 def test_add_into_a_missing_folder_given_with_file(loader: Any, tmp_path: Path) -> None:
     target = tmp_path / "nowhere" / "permanent_memory.md"
     result = loader(["add", "--file", str(target), "--input", "-", *EST], json.dumps(OK))
-    assert result == Result(1, "", f"error: directory not found: {target.parent}\n")
+    assert result == Result(1, "", f"directory not found: {target.parent}\n")
 
 
 @pytest.mark.parametrize("command", ["add", "archive"])
@@ -592,7 +590,8 @@ def test_the_writing_commands_refuse_stdin_as_the_file(loader: Any, command: str
     )
     assert result.code == 2
     assert result.err.endswith(
-        f"error: {command}: --file - is not possible, the command writes the file\n"
+        f"permanent_memory.py {command}: error: --file - is not possible, the command writes "
+        "the file\n"
     )
 
 
@@ -612,11 +611,11 @@ def test_add_leaves_alone_what_it_cannot_rewrite_faithfully(loader: Any, tmp_pat
     assert latin1 == Result(
         1,
         "",
-        f"error: {path} is not UTF-8 text (byte 11, line 1); fix it first, nothing was written\n",
+        f"{path} is not UTF-8 text (byte 11, line 1); fix it first, nothing was written\n",
     )
     utf16 = _refused(loader, tmp_path, lambda p: p.write_bytes("## Epic: A\n".encode("utf-16")))
     assert utf16 == Result(
-        1, "", f"error: {path} is UTF-16 text; save it as UTF-8 first (this command writes UTF-8)\n"
+        1, "", f"{path} is UTF-16 text; save it as UTF-8 first (this command writes UTF-8)\n"
     )
     path.unlink()
     real = tmp_path / "real.md"
@@ -625,19 +624,19 @@ def test_add_leaves_alone_what_it_cannot_rewrite_faithfully(loader: Any, tmp_pat
     assert link == Result(
         1,
         "",
-        f"error: {path} is a symbolic link; add and archive replace the file, which would break "
+        f"{path} is a symbolic link; add and archive replace the file, which would break "
         "the link: give --file the real file\n",
     )
     path.unlink()
     folder = _refused(loader, tmp_path, lambda p: p.mkdir())
-    assert folder == Result(1, "", f"error: {path} is not a regular file\n")
+    assert folder == Result(1, "", f"{path} is not a regular file\n")
 
 
 def test_add_refuses_manual_overrides(loader: Any, tmp_path: Path) -> None:
     target = tmp_path / "manual_overrides.md"
     result = loader(["add", "--file", str(target), "--input", "-"], json.dumps(OK))
     assert result == Result(
-        1, "", f"error: {target}: manual_overrides.md is user-curated; it is never written\n"
+        1, "", f"{target}: manual_overrides.md is user-curated; it is never written\n"
     )
 
 
@@ -649,7 +648,7 @@ def test_add_refuses_an_epic_the_file_would_swallow(loader: Any, tmp_path: Path)
     assert result == Result(
         1,
         "",
-        f"error: {path}: the loader would not read the new epic back (is a ``` fence left open "
+        f"{path}: the loader would not read the new epic back (is a ``` fence left open "
         "above it?); run permanent_memory.py check\n",
     )
 
@@ -977,7 +976,7 @@ def test_append_to_an_epic_not_on_file_adds_it(loader: Any, tmp_path: Path) -> N
     assert missing == Result(
         1,
         "",
-        "error: intent: required (one line saying what the epic did): FEAT-030 is not in the "
+        "intent: required (one line saying what the epic did): FEAT-030 is not in the "
         "file yet, so --append adds it as a new epic\n",
     )
     assert path.read_text(encoding="utf-8") == before
@@ -1032,14 +1031,14 @@ def test_append_refuses_and_writes_nothing(
     path = append_project(tmp_path, raw.encode())
     result = loader(append_args(tmp_path), "id: FEAT-005\ngotchas:\n- new\n")
     prefix = f"{path}: " if "times" in error else ""
-    assert result == Result(1, "", f"error: {prefix}{error}\n")
+    assert result == Result(1, "", f"{prefix}{error}\n")
     assert path.read_bytes() == raw.encode()
 
 
 def test_append_and_replace_do_not_go_together(loader: Any, tmp_path: Path) -> None:
     result = loader(append_args(tmp_path, "--replace"), "id: X\n")
     assert result.code == 2 and result.out == ""
-    assert result.err.endswith("error: argument --replace: not allowed with argument --append\n")
+    assert result.err.endswith("argument --replace: not allowed with argument --append\n")
 
 
 def test_concurrent_appends_to_one_epic_all_land(tmp_path: Path) -> None:
@@ -1177,7 +1176,7 @@ def test_append_refuses_bad_keywords_and_writes_nothing(
         append_args(tmp_path), f"id: FEAT-005\ngotchas:\n- new\nkeywords:\n{keywords}\n"
     )
     assert (result.code, result.out) == (1, "")
-    assert result.err.startswith(f"error: {error}") and result.err.count("\n") == 1
+    assert result.err.startswith(f"{error}") and result.err.count("\n") == 1
     assert path.read_bytes() == before
 
 

@@ -249,7 +249,7 @@ def test_archive_without_a_file(loader: Any, tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []  # nothing created
     missing = tmp_path / "missing.md"
     result = loader(["archive", "--file", str(missing), *EST])
-    assert result == Result(1, "", f"error: permanent memory file not found: {missing}\n")
+    assert result == Result(1, "", f"permanent memory file not found: {missing}\n")
 
 
 def test_archive_cannot_shrink_the_text_around_the_epics(loader: Any, tmp_path: Path) -> None:
@@ -262,7 +262,7 @@ def test_archive_cannot_shrink_the_text_around_the_epics(loader: Any, tmp_path: 
     assert result == Result(
         1,
         "",
-        f"error: without any epic the file is still {rest} tokens, over --max-tokens 50; "
+        f"without any epic the file is still {rest} tokens, over --max-tokens 50; "
         "shorten the text outside the epics\n",
     )
     assert tree(tmp_path) == before

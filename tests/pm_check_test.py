@@ -132,7 +132,7 @@ def test_check_over_the_ceiling_and_several_files(loader: Any, tmp_path: Path) -
         f"{seed}:1: error: {tokens} tokens, over the 100-token ceiling: the loader will not "
         "summarise this file; move old epics out with permanent_memory.py archive\n"
         f"{seed}: 2 epics, {tokens} estimated tokens (max 100): 1 error, 0 warnings\n",
-        f"error: permanent memory file not found: {missing}\n",
+        f"permanent memory file not found: {missing}\n",
     )
 
 

@@ -34,7 +34,6 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 # One table, two tests: how the project and file are found.
 FINDING = [
     (["load", "--project-dir", "{project}"], SEED_BLOCK),
-    (["--project-dir", "{project}"], SEED_BLOCK),  # load is the default command
     (["load", "--file", "{project}/.claude/memory/permanent_memory.md"], SEED_BLOCK),
     (["load", "--project-dir", "{tmp}"], ""),  # no memory file: nothing, exit 0
 ]
@@ -50,11 +49,31 @@ def test_project_dir_from_the_environment_then_cwd(
     project: Path, monkeypatch: pytest.MonkeyPatch, loader: Any
 ) -> None:
     monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(project))
-    assert loader(NOW) == Result(0, SEED_BLOCK, "")
+    assert loader(["load", *NOW]) == Result(0, SEED_BLOCK, "")
     monkeypatch.delenv("CLAUDE_PROJECT_DIR")
-    assert loader(NOW) == Result(0, "", "")  # cwd is the project's parent
+    assert loader(["load", *NOW]) == Result(0, "", "")  # cwd is the project's parent
     monkeypatch.chdir(project)
-    assert loader(NOW) == Result(0, SEED_BLOCK, "")
+    assert loader(["load", *NOW]) == Result(0, SEED_BLOCK, "")
+
+
+def test_load_is_the_command_when_no_word_is_given(
+    project: Path, monkeypatch: pytest.MonkeyPatch, loader: Any
+) -> None:
+    monkeypatch.chdir(project)
+    loaded = loader(["load"])
+    assert loaded.code == 0 and loaded.out.startswith("[permanent-memory | trust:file]\n")
+    assert loader([]) == loaded
+
+
+def test_an_option_before_any_command_names_load(loader: Any) -> None:
+    result = loader([*NOW])
+    assert (result.code, result.out) == (2, "")
+    assert result.err.startswith("usage: permanent_memory.py load [-h]")
+    assert result.err.endswith(
+        "permanent_memory.py: error: invalid choice: '--now'; a command comes first, as in "
+        "'load --now' (choose from load, hook, inspect, show, search, doctor, add, archive, "
+        "check, merge, git-setup)\n"
+    )
 
 
 def test_file_from_stdin(loader: Any) -> None:
@@ -66,22 +85,22 @@ def test_file_from_stdin(loader: Any) -> None:
     [
         (
             ["load", "--file", "{tmp}/missing.md"],
-            "error: permanent memory file not found: {tmp}/missing.md\n",
+            "permanent memory file not found: {tmp}/missing.md\n",
         ),
         (
             ["load", "--project-dir", "{tmp}/nowhere"],
-            "error: project directory not found: {tmp}/nowhere\n",
+            "project directory not found: {tmp}/nowhere\n",
         ),
         (
             ["load", "--file", "{project}/.claude/memory/manual_overrides.md"],
-            "error: {project}/.claude/memory/manual_overrides.md: manual_overrides.md is "
+            "{project}/.claude/memory/manual_overrides.md: manual_overrides.md is "
             "user-curated and never loaded\n",
         ),
-        (["load", "--file", "{project}"], "error: cannot read {project}: Is a directory\n"),
-        (["load", "--file", "/dev/zero"], "error: cannot read /dev/zero: not a regular file\n"),
+        (["load", "--file", "{project}"], "cannot read {project}: Is a directory\n"),
+        (["load", "--file", "/dev/zero"], "cannot read /dev/zero: not a regular file\n"),
         (
             ["inspect", "--project-dir", "{tmp}/nowhere"],
-            "error: project directory not found: {tmp}/nowhere\n",
+            "project directory not found: {tmp}/nowhere\n",
         ),
     ],
 )

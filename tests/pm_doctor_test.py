@@ -12,8 +12,6 @@ from pathlib import Path
 
 import pytest
 from conftest import LOADER_DIR
-from project_memory_loader.reading import pm_doctor
-from project_memory_loader.shared import doctor_report
 
 CASES = Path(__file__).resolve().parent / "cases"
 SCRIPT = LOADER_DIR / "permanent_memory.py"
@@ -253,11 +251,3 @@ def test_json(tmp_path: Path, env: dict[str, str]) -> None:
     assert [c["name"] for c in data["checks"]][:4] == ["python", "tiktoken", "encoding", "cache"]
     # the memory manager's doctor's record (doctor_report.DoctorCheck): the same keys, same order
     assert list(data["checks"][0]) == ["name", "status", "detail", "fix"]
-
-
-def test_old_python_is_a_failure() -> None:
-    check = pm_doctor.check_python((3, 8, 18))
-    assert check == doctor_report.DoctorCheck(
-        "python", "FAIL", "Python 3.8.18 is too old", "use Python 3.9 or newer"
-    )
-    assert pm_doctor.check_python((3, 9, 0)).status == "ok"

@@ -131,7 +131,7 @@ def test_add_lines_writes_what_the_same_json_writes(
 def test_add_lines_errors_write_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert _add(tmp_path, "bad", "--lines", "id: A\n- stray\n") == (1, "")
     assert capsys.readouterr().err == (
-        "error: --lines: line 2: '- item' outside a list; put 'name:' above it\n"
+        "--lines: line 2: '- item' outside a list; put 'name:' above it\n"
     )
     assert _add(tmp_path, "unknown", "--lines", "id: A\nintent: B\nnotes:\n- x\n") == (1, "")
     assert "unknown key 'notes'" in capsys.readouterr().err
@@ -147,7 +147,7 @@ def test_add_lines_keywords_either_way(tmp_path: Path, capsys: pytest.CaptureFix
     bad = _add(tmp_path, "bad", "--lines", head + "keywords:\n- luxon\n- dates, times\n")
     assert bad == (1, "")
     assert capsys.readouterr().err == (
-        "error: keywords[1]: 'dates, times' holds a comma, which separates terms; give each "
+        "keywords[1]: 'dates, times' holds a comma, which separates terms; give each "
         "term as its own item\n"
     )
 

@@ -391,7 +391,7 @@ def git_project(repo: Repo, tmp_path: Path) -> Repo:
 
 
 def block(repo: Repo, *args: str) -> str:
-    result = repo.loader(*WIDE, *args)
+    result = repo.loader("load", *WIDE, *args)
     assert result.err == ""
     return result.out
 
@@ -495,7 +495,7 @@ def test_a_project_that_is_not_a_git_work_tree(tmp_path: Path) -> None:
     env = clean_env(tmp_path)
     result = run(LOADER_SCRIPT, ["inspect", "--project-dir", str(project), *WIDE], env=env)
     assert f"paths: 5 named, checked against {project}; git: not a git work tree\n" in result.out
-    out = run(LOADER_SCRIPT, ["--project-dir", str(project), *WIDE], env=env).out
+    out = run(LOADER_SCRIPT, ["load", "--project-dir", str(project), *WIDE], env=env).out
     assert "  gotchas: `src/webhooks.py` checks" in out
     assert "legacy_csv.py (gone) until" in out
 
@@ -659,12 +659,12 @@ def test_a_moved_file_keeps_its_line_in_the_block(repo: Repo, tmp_path: Path) ->
         repo.write(f"billing_api/{name}", (DEMO / "billing_api" / name).read_text())
     repo.write(MEMORY, (MOVED_CASE / "permanent_memory.md").read_text())
     repo.commit("the demo, its memory naming two of its files")
-    before = repo.loader("--now", DEMO_NOW)
+    before = repo.loader("load", "--now", DEMO_NOW)
     assert (before.out, before.err) == ((MOVED_CASE / "before.txt").read_text(), "")
     repo.git("rm", "-q", "billing_api/webhooks.py")
     repo.git("mv", "billing_api/invoices.py", "billing_api/invoicing.py")
     repo.commit("webhooks.py removed, invoices.py renamed")
-    after = repo.loader("--now", DEMO_NOW)
+    after = repo.loader("load", "--now", DEMO_NOW)
     assert (after.out, after.err) == ((MOVED_CASE / "block.txt").read_text(), "")
     # The decision names the new path in place of the old one, and keeps its place.
     decision = "  decisions: money as integer minor units in `billing_api/invoicing.py` (moved)"

@@ -496,7 +496,8 @@ def test_a_call_nothing_governs_reads_no_memory_and_loads_nothing_heavy(
     # not even the modules that read and key the memory file's block.
     assert loaded <= {
         "project_memory_loader", "core", "evidence", "recall", "shared",
-        "permanent_memory", "pm_hook", "pm_cache", "pm_walk", "pm_file", "pm_limits", "pm_recall",
+        "permanent_memory", "pm_names", "command_line", "pm_hook", "pm_cache", "pm_walk",
+        "pm_file", "pm_limits", "pm_recall",
         "pm_recall_hook", "pm_recall_store", "memory_io", "hook_io",
         "pm_file_hook", "pm_path_index", "pm_globs",
     }, loaded  # fmt: skip

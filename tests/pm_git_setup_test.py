@@ -69,8 +69,7 @@ def test_git_setup_does_not_write_through_a_link(repo: Repo, tmp_path: Path) -> 
     result = repo.loader("git-setup", check=False)
     assert result.code == 1
     assert result.err == (
-        f"error: {repo.path}/.gitattributes is a symbolic link; git-setup does not write "
-        "through it\n"
+        f"{repo.path}/.gitattributes is a symbolic link; git-setup does not write through it\n"
     )
     assert outside.read_text() == "kept\n"
     assert (
@@ -85,4 +84,4 @@ def test_git_setup_outside_a_repository(tmp_path: Path) -> None:
     plain.mkdir()
     result = repo.loader("git-setup", "--project-dir", str(plain), check=False)
     assert (result.code, result.out) == (1, "")
-    assert result.err == f"error: {plain} is not inside a git work tree (git init first)\n"
+    assert result.err == f"{plain} is not inside a git work tree (git init first)\n"

@@ -14,9 +14,9 @@ from project_memory_loader.core import pm_meta_lines, pm_parse
 from project_memory_loader.core.pm_parse import (
     Epic,
     Subsection,
-    parse_iso_datetime,
     parse_permanent,
 )
+from project_memory_loader.shared.memory_text import parse_iso_datetime
 from support import EPIC_HEAD, LOADER_FRAGMENTS, fuzz_doc
 
 CASES = Path(__file__).resolve().parent / "cases"

@@ -125,4 +125,4 @@ def test_usage_errors(isolated_env: Path, loader: Any, args: list[str], message:
 def test_a_missing_named_file_is_an_error(isolated_env: Path, loader: Any, tmp_path: Path) -> None:
     result = loader(["search", "x", "--file", str(tmp_path / "none.md")])
     assert result.code == 1
-    assert result.err == f"error: permanent memory file not found: {tmp_path / 'none.md'}\n"
+    assert result.err == f"permanent memory file not found: {tmp_path / 'none.md'}\n"

@@ -64,14 +64,14 @@ def test_show_command(loader: Any, tmp_path: Path) -> None:
     assert loader(["show", "FEAT-999", "--file", str(path)]) == Result(
         1,
         "",
-        f"error: {path}: no epic 'FEAT-999' in the file (epics: FEAT-031, FEAT-032)\n",
+        f"{path}: no epic 'FEAT-999' in the file (epics: FEAT-031, FEAT-032)\n",
     )
     missing = tmp_path / "project"
     missing.mkdir()
     assert loader(["show", "X", "--project-dir", str(missing)]) == Result(
         1,
         "",
-        f"error: no permanent memory file at {missing / '.claude/memory/permanent_memory.md'}\n",
+        f"no permanent memory file at {missing / '.claude/memory/permanent_memory.md'}\n",
     )
     overrides = tmp_path / "manual_overrides.md"
     overrides.write_text("## Epic: X\n", encoding="utf-8")

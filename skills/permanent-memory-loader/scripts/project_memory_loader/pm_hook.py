@@ -20,6 +20,8 @@ from .shared import hook_io
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
     from typing import Any
 
     from .recall import pm_recall_hook
@@ -30,6 +32,25 @@ HOOK_MAX_CHARS = 10000
 # text arrives labelled as context, byte for byte, where plain stdout is trimmed and labelled as
 # a hook's success message.
 CONTEXT_EVENTS = ("SessionStart", "UserPromptSubmit", "SubagentStart", "PreToolUse")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    import argparse
+
+    from .core import pm_names
+
+    return argparse.ArgumentParser(
+        prog=f"{pm_names.prog()} hook",
+        description="Read the client's hook JSON on stdin and print what the model is given "
+        "(session start, prompts, subagents, file tools). Always exits 0.",
+    )
+
+
+def main(argv: Sequence[str]) -> int:
+    """`hook`: the hook JSON on stdin. A word after it (--help) goes to the parser."""
+    if argv:
+        build_parser().parse_args(argv)
+    return hook()
 
 
 def hook() -> int:

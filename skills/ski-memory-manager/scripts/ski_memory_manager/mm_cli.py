@@ -9,9 +9,9 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from . import mm_snapshot
+from . import memory_manager, mm_snapshot
 from .mm_errors import CommandError, ManagerError
-from .shared import hook_io, memory_io, memory_text
+from .shared import command_line, hook_io, memory_io, memory_text
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -19,19 +19,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
     from typing import Any
 
-SCRIPT = "memory_manager.py"
-CONSOLE_SCRIPT = "ski-memory"  # what pip installs (pyproject.toml's [project.scripts])
-
-
-def typed_name(argv0: str) -> str:
-    """The name the user typed, for usage lines and messages: the console script's when pip
-    installed it and it ran, else this script's."""
-    name = os.path.basename(argv0)
-    name = name[:-4] if name.lower().endswith(".exe") else name  # a console script on Windows
-    return CONSOLE_SCRIPT if name == CONSOLE_SCRIPT else SCRIPT
-
-
-PROG = typed_name(sys.argv[0] if sys.argv else "")
+PROG = memory_manager.prog()  # the name the person typed: the script's or pip's
 MEMORY_DIR_OPTION = "CLAUDE_PLUGIN_OPTION_MEMORY_DIR"
 
 
@@ -62,7 +50,7 @@ def print_json(value: object) -> None:
 def parse_now(text: str | None) -> datetime:
     if text is None:
         return datetime.now(timezone.utc)
-    moment = mm_snapshot.parse_iso(text)
+    moment = memory_text.parse_iso_datetime(text)
     if moment is None:
         raise mm_snapshot.InvalidField(
             f"--now must be an ISO 8601 date-time like 2026-05-01T10:00:00Z (got {text!r})"
@@ -126,7 +114,7 @@ def memory_dir_names(memory_dir: Path) -> list[str]:
 # --- the command line ---------------------------------------------------------------------------
 
 
-def command_line(
+def subcommand_parser(
     description: str | None = None,
 ) -> tuple[argparse.ArgumentParser, argparse._SubParsersAction[argparse.ArgumentParser]]:
     """`memory_manager.py COMMAND ...`: the parser and the action each command adds itself to.
@@ -143,16 +131,6 @@ def command_line(
         dest="command", metavar="COMMAND", required=True, help=argparse.SUPPRESS, prog=PROG
     )
     return parser, commands
-
-
-def command_list(commands: Mapping[str, str]) -> str:
-    """--help's list: one line per command, its name and its module's one-line HELP."""
-    from importlib import import_module
-
-    summaries = {name: import_module(module).HELP for name, module in commands.items()}
-    width = max(map(len, summaries))
-    lines = (f"  {name:<{width}}  {summary}" for name, summary in summaries.items())
-    return "commands (`COMMAND --help` for its options):\n" + "\n".join(lines)
 
 
 def shared_options(output_format: bool = True) -> list[argparse.ArgumentParser]:
@@ -205,27 +183,14 @@ def parse_command(
 ) -> argparse.Namespace:
     """argv (what follows the command's name) parsed as `memory_manager.py NAME ...`: usage
     errors read the same however the command was reached."""
-    parser, commands = command_line()
+    parser, commands = subcommand_parser()
     add_parser(commands)
     return parser.parse_args([name, *argv])
 
 
 def run(command: Callable[[Any], int], args: Any, prints_results: bool = True) -> int:
-    """The error boundary: an expected failure is one stderr line (and its hint), exit 1; so is
-    a stdout that cannot take the results (closed, or an encoding that cannot show them)."""
-    if prints_results:
-        refused = hook_io.stdout_refusal()
-        if refused is not None:
-            say(f"error: {refused}")
-            return 1
-    try:
-        return command(args)
-    except (ManagerError, memory_io.MemoryIOError) as exc:
-        say(str(exc))
-        hint = getattr(exc, "hint", None)
-        if hint:
-            say(hint)
-        return 1
-    except (UnicodeEncodeError, ValueError) as exc:  # closed while running, or cannot encode
-        say(f"error: {hook_io.refusal_of(exc)}")
-        return 1
+    """The error boundary (command_line.run, the one both skills share): an expected failure is
+    one stderr line (and its hint), exit 1; so is a stdout that cannot take the results."""
+    return command_line.run(
+        lambda: command(args), (ManagerError, memory_io.MemoryIOError), say, prints_results
+    )

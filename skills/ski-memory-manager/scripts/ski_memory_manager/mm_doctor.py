@@ -10,23 +10,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import mm_cli, mm_frontmatter, mm_snapshot, mm_store
-from .shared import doctor_report
-from .shared.doctor_report import DoctorCheck
+from .shared import doctor_report, memory_text
+from .shared.doctor_report import DoctorCheck, check_python
 
 MAX_PARSED = 1000  # newest snapshots parsed; enough to find trouble, bounded on huge dirs
 MAX_NAMED = 3
 
 if TYPE_CHECKING:
     import argparse
-
-
-def check_python(version: tuple[int, ...]) -> DoctorCheck:
-    shown = ".".join(map(str, version[:3]))
-    if tuple(version[:2]) < (3, 9):
-        return DoctorCheck(
-            "python", "FAIL", f"Python {shown} is too old", "install Python 3.9 or newer"
-        )
-    return DoctorCheck("python", "ok", f"Python {shown}")
 
 
 def check_yaml() -> DoctorCheck:
@@ -140,9 +131,8 @@ def conflict_line(text: str) -> int | None:
     """The 1-based line of the first git conflict marker (<<<<<<< or >>>>>>> at the start of a
     line, as git writes them), or None."""
     for number, line in enumerate(text.split("\n"), 1):
-        for mark in ("<<<<<<<", ">>>>>>>"):
-            if line.startswith(mark) and line[len(mark) : len(mark) + 1] in ("", " ", "\r"):
-                return number
+        if memory_text.conflict_mark(line) in ("<<<<<<<", ">>>>>>>"):
+            return number
     return None
 
 
@@ -164,7 +154,7 @@ def run_checks(
     """The checks for `memory_dir`; `outside` is where it really leads when the project's
     `memory/` was refused for leading outside the project (then nothing in it is read)."""
     checks = [
-        check_python(version or tuple(sys.version_info[:3])),
+        check_python(version or tuple(sys.version_info[:3]), sys.executable),
         check_yaml(),
         check_locking(memory_dir),
     ]

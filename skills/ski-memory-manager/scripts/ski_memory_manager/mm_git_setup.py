@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -41,17 +40,8 @@ def main(argv: Sequence[str]) -> int:
 
 
 def driver_command(python: str, script: Path) -> str:
-    """What git runs; git's own line merge when the script or interpreter has gone."""
-    entry = shlex.quote(str(script)) if script.is_file() else f"-m {MODULE}"
-    run = f"{shlex.quote(python)} {entry} merge %O %A %B %P"
-    found = f"test -f {shlex.quote(str(script))}" if script.is_file() else "true"
-    moved = shlex.quote(
-        f"{mm_cli.PROG}: {script} not found; run git-setup again. Merged as plain text."
-    )
-    return (
-        f"if test -x {shlex.quote(python)} && {found}; then {run}; "
-        f"else echo {moved} >&2; git merge-file -L ours -L base -L theirs %A %O %B; fi"
-    )
+    """What git runs (git_config.driver_command, both skills' driver line)."""
+    return git_config.driver_command(python, script, MODULE, mm_cli.PROG)
 
 
 def git_setup(args: argparse.Namespace) -> int:

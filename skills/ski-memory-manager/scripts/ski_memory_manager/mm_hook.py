@@ -25,7 +25,8 @@ from .shared import hook_io, memory_io
 # Neither typing nor the json package is imported at run time: the hook starts every session.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    import argparse
+    from collections.abc import Mapping, Sequence
     from typing import Any
 
 HELP = "the plugin's hook: resume at session start, capture the session"
@@ -258,6 +259,25 @@ def turn_end(payload: dict[str, Any]) -> int:
     if line:
         say(line)
     return 0
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    commands.add_parser(
+        "hook",
+        description="Read the hook JSON on stdin: at SessionStart print the resume block of "
+        "this project's session memory; at PostCompact keep the compaction summary as a "
+        "captured snapshot; at Stop and SessionEnd bring this session's snapshot up to its "
+        "last turn. Always exits 0.",
+    )
+
+
+def main(argv: Sequence[str]) -> int:
+    """`hook`: the hook JSON on stdin. A word after it (--help) goes to the parser."""
+    if argv:
+        from . import mm_cli
+
+        mm_cli.parse_command("hook", add_parser, argv)
+    return hook()
 
 
 def hook() -> int:

@@ -14,9 +14,10 @@ from collections.abc import Mapping
 from datetime import datetime
 from typing import Any, NamedTuple
 
-from .mm_snapshot import Snapshot, SnapshotError, format_snapshot, parse_iso, parse_snapshot
+from .mm_snapshot import Snapshot, SnapshotError, format_snapshot, parse_snapshot
 from .mm_snapshot import session_datetime as session_moment
 from .mm_update import Update, merge, redact_snapshot
+from .shared.memory_text import parse_iso_datetime
 
 
 class MergedSnapshot(NamedTuple):
@@ -25,7 +26,7 @@ class MergedSnapshot(NamedTuple):
 
 
 def _saved_at(snapshot: Snapshot) -> datetime | None:
-    return parse_iso(snapshot.updated_at) if snapshot.updated_at else None
+    return parse_iso_datetime(snapshot.updated_at) if snapshot.updated_at else None
 
 
 def _as_update(snapshot: Snapshot, ancestor: Snapshot | None) -> Update:

@@ -48,7 +48,7 @@ def touched_at(snapshot: mm_snapshot.Snapshot, session: str) -> datetime | None:
     """When the snapshot was last touched: updated_at, else last_session_at, else the session
     timestamp of its file name."""
     for value in (snapshot.updated_at, snapshot.last_session_at):
-        moment = mm_snapshot.parse_iso(value) if value else None
+        moment = memory_text.parse_iso_datetime(value) if value else None
         if moment is not None:
             return moment
     return mm_snapshot.session_datetime(session)

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import os
 import sys
@@ -14,27 +13,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..shared import hook_io, memory_io
-from . import pm_file
+from ..shared import command_line, hook_io, memory_io
+from ..shared.memory_text import parse_iso_datetime
+from . import pm_file, pm_names
 from .pm_errors import LoaderError
 from .pm_load import line_budget
-from .pm_parse import parse_iso_datetime
 from .pm_render import Budget
 from .pm_tokens import ESTIMATE, ESTIMATE_BYTES_PER_TOKEN, Tokenizer
 
-SCRIPT = "permanent_memory.py"
-CONSOLE_SCRIPT = "permanent-memory"  # what pip installs (pyproject.toml's [project.scripts])
-
-
-def typed_name(argv0: str) -> str:
-    """The name the user typed, for usage lines and messages: the console script's when pip
-    installed it and it ran, else this script's."""
-    name = os.path.basename(argv0)
-    name = name[:-4] if name.lower().endswith(".exe") else name  # a console script on Windows
-    return CONSOLE_SCRIPT if name == CONSOLE_SCRIPT else SCRIPT
-
-
-PROG = typed_name(sys.argv[0] if sys.argv else "")
+PROG = pm_names.prog()  # the name the person typed: the script's or pip's
 MEMORY_FILE = Path(pm_file.MEMORY_FILE)
 READ_FILE_HELP = (
     "permanent memory file, or - for stdin (default: PROJECT/.claude/memory/permanent_memory.md)"
@@ -62,31 +49,6 @@ def timestamp(value: str) -> datetime:
     if parsed is None:
         raise argparse.ArgumentTypeError(f"not an ISO 8601 date or date-time: {value!r}")
     return parsed
-
-
-def print_help(commands: dict[str, str]) -> int:
-    """permanent_memory.py --help: every command on one line, with its module's HELP."""
-    description = (
-        "Print the budgeted permanent-memory block of a project: one line per epic of\n"
-        ".claude/memory/permanent_memory.md, stamped [permanent-memory | trust:file].\n\n"
-        "commands (load is the default; `COMMAND --help` for its options):\n"
-        f"{command_list(commands)}"
-    )
-    parser = argparse.ArgumentParser(
-        prog=PROG,
-        usage="%(prog)s [-h] COMMAND ...",
-        description=description,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.print_help()
-    return 0
-
-
-def command_list(commands: dict[str, str]) -> str:
-    """One line per command: its name and its module's one-line HELP, in the table's order."""
-    summaries = {name: importlib.import_module(module).HELP for name, module in commands.items()}
-    width = max(map(len, summaries))
-    return "\n".join(f"  {name:<{width}}  {summary}" for name, summary in summaries.items())
 
 
 def command_parser(command: str, description: str) -> argparse.ArgumentParser:
@@ -143,7 +105,7 @@ def parse_writing_args(
     the command writes the file."""
     args = parse_args(parser, sys.argv[1:] if argv is None else argv)
     if args.file == "-":
-        usage_error(f"{command}: --file - is not possible, the command writes the file")
+        parser.error("--file - is not possible, the command writes the file")
     return args
 
 
@@ -160,18 +122,9 @@ def add_format(parser: argparse.ArgumentParser) -> None:
 
 
 def parse_args(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace:
-    """argv parsed; a word the command does not know is reported as permanent_memory.py
-    reports it, naming no command (the usage line of the whole script)."""
-    args, unknown = parser.parse_known_args(argv)
-    if unknown:
-        usage_error(f"unrecognized arguments: {' '.join(unknown)}")
-    return args
-
-
-def usage_error(message: str) -> None:
-    """Exit 2 with the whole script's usage line and message, as argparse does."""
-    sys.stderr.write(f"usage: {PROG} [-h] COMMAND ...\n{PROG}: error: {message}\n")
-    raise SystemExit(2)
+    """argv parsed by the command's parser: a word it does not know is an error with the
+    command's own usage line (exit 2)."""
+    return parser.parse_args(argv)
 
 
 def project_dir(explicit: str | None) -> Path:
@@ -210,20 +163,8 @@ say = hook_io.stderr_line
 
 def run(command: Callable[[], int]) -> int:
     """The command's exit code; a LoaderError or a file layer's error is its one line on stderr
-    and exit 1, and so is stdout refusing the results (closed, or an encoding that cannot show
-    them)."""
-    refused = hook_io.stdout_refusal()
-    if refused is not None:
-        say(f"error: {refused}")
-        return 1
-    try:
-        return command()
-    except (LoaderError, memory_io.MemoryIOError) as exc:
-        say(f"error: {exc}")
-        return 1
-    except (UnicodeEncodeError, ValueError) as exc:  # closed while running, or cannot encode
-        say(f"error: {hook_io.refusal_of(exc)}")
-        return 1
+    and exit 1 (command_line.run, the boundary both skills share)."""
+    return command_line.run(command, (LoaderError, memory_io.MemoryIOError), say)
 
 
 class WriteCounting(NamedTuple):

@@ -1,7 +1,5 @@
-# The loader's expected failures. str() of each is the one-line message a command prints after
-# "error: " before it exits 1 (pm_cli.run). Import-light: the pure modules raise them too.
-
-
+# The loader's expected failures. str() of each is the one-line message a command prints on
+# stderr before it exits 1 (pm_cli.run). Import-light: the pure modules raise them too.
 from __future__ import annotations
 
 

@@ -57,6 +57,7 @@ class Summary(NamedTuple):
     file_tokens: int | None  # tokens of the whole file when counted (None: not needed)
     budget: Budget  # as applied (the estimate widens the Epic-line limit to bytes)
     evidence: Evidence = NO_EVIDENCE
+    now: datetime | None = None  # the moment the block was rendered for (None: skipped)
 
 
 def decode(data: bytes) -> str:
@@ -133,7 +134,7 @@ def summarise(
     evidence = check_evidence(epics, root) if root is not None and epics else NO_EVIDENCE
     applied = line_budget(budget, tokenizer) if epics else budget
     block = render_block(epics, applied, tokenizer.count, now, evidence.states)
-    return Summary(block, epics, size, False, file_tokens, applied, evidence)
+    return Summary(block, epics, size, False, file_tokens, applied, evidence, now)
 
 
 def hook_status(summary: Summary, tokenizer: Tokenizer, now: datetime) -> str:

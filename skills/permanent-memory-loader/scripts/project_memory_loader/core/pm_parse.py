@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import NamedTuple
 
+from ..shared.memory_text import parse_iso_datetime
 from .pm_meta_lines import (
     completed_value,
     is_bold_key,
@@ -201,24 +202,6 @@ def normalise_text(text: str) -> str:
     if text.startswith("\ufeff"):
         text = text[1:]
     return text.replace("\r\n", "\n").replace("\r", "\n")
-
-
-def parse_iso_datetime(value: str) -> datetime | None:
-    """ISO 8601 date or date-time to an aware UTC datetime; naive means UTC; None if invalid."""
-    value = value.strip().strip("`*_\"'")
-    if not value:
-        return None
-    if value[-1] in "zZ":
-        value = value[:-1] + "+00:00"
-    if len(value) >= 11 and value[10] in " t":
-        value = value[:10] + "T" + value[11:]
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    if parsed.tzinfo is None:
-        return parsed.replace(tzinfo=timezone.utc)
-    return parsed.astimezone(timezone.utc)
 
 
 def subsection_label(heading: str) -> str | None:

@@ -72,7 +72,9 @@ class Block(NamedTuple):
     text: str  # what is printed: "" or the stamp, lines, newline at the end
     level: str  # "L0" (nothing left out), the furthest level a left-out line belongs to,
     # "IDS", "empty" (no epics) or "skipped" (file too large)
-    levels: dict[str, str]  # every whole level's text (L0..L3 and IDS), for --explain and JSON
+    # The whole levels' texts the choice made (L0 and L3, IDS when it came to that); --explain
+    # and JSON make the others (level_texts).
+    levels: dict[str, str]
     tokens: dict[str, int]  # counts of whole levels made while choosing
     reason: str  # why this block, in words
     limit: int = 0  # the token limit the block was filled to (target or hard cap)
@@ -297,66 +299,47 @@ def fill(
     count: Counter,
     max_chars: int,
 ) -> list[SubLine] | None:
-    """The sub-lines to leave out so the block keeps as much as fits within `limit` tokens
-    and `max_chars` characters: remove lines in removal order until the block fits, then put
-    back every removed line (the latest removed first) that still fits. None when even the
-    Epic lines alone do not fit.
+    """The sub-lines to leave out so the block keeps as much as fits within `limit` tokens and
+    `max_chars` characters: lines are dropped in removal order until it fits, then every dropped
+    line that fits again is put back, the latest dropped first (a smaller line dropped before a
+    larger one often does). None when even the Epic lines alone do not fit.
 
-    The search adds up per-line counts (a line and its newline), which for cl100k_base and the
-    byte estimate is the block's count; the block found is then counted whole, and lines are
-    removed further should a counter not add up that way."""
+    A block's tokens are the sum of its lines' (each with its newline), which for cl100k_base
+    and the byte estimate is the whole block's count; the block found is counted whole, and
+    more lines are dropped should a counter not add up that way."""
     order = removal_order(by_epic)
-    every = [line for subs in by_epic for line in subs]
-    totals = group_counts(every)
+    totals = group_counts(line for subs in by_epic for line in subs)
     costs: dict[str, int] = {}
 
-    def cost(line: str) -> int:
-        if line not in costs:
-            costs[line] = count(line + "\n")
-        return costs[line]
+    def cost(text: str) -> int:
+        if text not in costs:
+            costs[text] = count(text + "\n")
+        return costs[text]
 
-    # Running sums of what is shown: tokens, characters, and sub-lines removed per group.
-    tokens = cost(STAMP) + sum(cost(head) for head in heads)
-    tokens += sum(cost(line.text) for line in every)
-    chars = len(STAMP) + 1 + sum(len(text) + 1 for text in heads)
-    chars += sum(len(line.text) + 1 for line in every)
-    removed = [0, 0, 0, 0]  # and the last: how many of them are gone
+    def fits_without(left_out: list[SubLine]) -> bool:
+        """Whether the block without `left_out` fits, counted line by line."""
+        dropped = set(left_out)
+        lines = [STAMP, *heads]
+        lines += [line.text for subs in by_epic for line in subs if line not in dropped]
+        note = trim_note(group_counts(left_out), totals)
+        if note:
+            lines.append(note)
+        tokens = sum(cost(text) for text in lines)
+        return tokens <= limit and sum(len(text) + 1 for text in lines) <= max_chars
 
-    def fits_with(change: SubLine | None = None, sign: int = 0) -> bool:
-        # Whether the block fits as it is, or with `change` removed (sign 1) or put back (-1).
-        delta = [0, 0, 0, 0]
-        if change is not None:
-            delta[change.group] = sign
-            delta[3] = sign * change.gone
-        note = trim_note([gone + d for gone, d in zip(removed, delta)], totals)
-        line = change.text if change is not None else ""
-        shown = tokens - sign * (cost(line) if line else 0) + (cost(note) if note else 0)
-        length = chars - sign * (len(line) + 1 if line else 0) + (len(note) + 1 if note else 0)
-        return shown <= limit and length <= max_chars
-
-    def move(line: SubLine, sign: int) -> None:
-        nonlocal tokens, chars
-        removed[line.group] += sign
-        removed[3] += sign * line.gone
-        tokens -= sign * cost(line.text)
-        chars -= sign * (len(line.text) + 1)
-
-    left_out: list[SubLine] = []
-    for line in order:
-        if fits_with():
-            break
-        move(line, 1)
-        left_out.append(line)
-    if not fits_with():
-        return None
-    changed = True
-    while changed:  # a put-back line changes the note, so look again until nothing fits
-        changed = False
-        for line in reversed(list(left_out)):
-            if fits_with(line, -1):
-                move(line, -1)
-                left_out.remove(line)
-                changed = True
+    dropped = 0
+    while not fits_without(order[:dropped]):
+        if dropped == len(order):
+            return None
+        dropped += 1
+    left_out = order[:dropped]
+    put_back = True
+    while put_back:  # a line put back changes the note: look again until none fits
+        put_back = False
+        for line in reversed(left_out):
+            without = [other for other in left_out if other is not line]
+            if fits_without(without):
+                left_out, put_back = without, True
     rest = [line for line in order if line not in left_out]
     while not fits(assemble(heads, by_epic, left_out), limit, count, max_chars):
         if not rest:
@@ -414,7 +397,10 @@ def render_block(
         return Block("", "empty", {}, {}, "no epics in the file")
     heads = [epic_line(epic, now, budget, count, states) for epic in epics]
     by_epic = epic_sub_lines(epics, states)
-    texts = level_texts(epics, now, budget, count, states)
+    texts = {
+        "L0": assemble(heads, by_epic, []),
+        "L3": assemble(heads, by_epic, removal_order(by_epic)),
+    }
     tokens: dict[str, int] = {}
 
     def counted(level: str) -> Counter:

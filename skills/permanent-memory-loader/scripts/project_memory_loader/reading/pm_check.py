@@ -80,7 +80,7 @@ def check(args: argparse.Namespace) -> int:
             if default:
                 sys.stdout.write(f"no permanent memory file at {path}\n")
                 return 0
-            say(f"error: permanent memory file not found: {path}")
+            say(f"permanent memory file not found: {path}")
             status = 1
             continue
         text, encoding_findings = found

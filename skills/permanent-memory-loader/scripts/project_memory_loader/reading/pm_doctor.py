@@ -23,7 +23,7 @@ from ..core.pm_tokens import (
 )
 from ..evidence import pm_evidence, pm_evidence_git
 from ..shared import doctor_report, memory_io
-from ..shared.doctor_report import DoctorCheck
+from ..shared.doctor_report import DoctorCheck, check_python
 
 OK, WARN, FAIL, INFO = "ok", "warn", "FAIL", "info"
 HELP = "check Python, tiktoken, the offline encoding, cache dir and file"
@@ -36,13 +36,6 @@ def _version(module: str) -> str | None:
         return version(module)
     except PackageNotFoundError:
         return None
-
-
-def check_python(version_info: tuple[int, ...] = tuple(sys.version_info[:3])) -> DoctorCheck:
-    shown = ".".join(str(part) for part in version_info[:3])
-    if tuple(version_info[:2]) >= (3, 9):
-        return DoctorCheck("python", OK, f"Python {shown} ({sys.executable})")
-    return DoctorCheck("python", FAIL, f"Python {shown} is too old", "use Python 3.9 or newer")
 
 
 def check_tokenizer() -> list[DoctorCheck]:
@@ -249,7 +242,7 @@ def check_memory_file(project: Path) -> list[DoctorCheck]:
 
 def checks(project: Path) -> list[DoctorCheck]:
     return [
-        check_python(),
+        check_python(tuple(sys.version_info[:3]), sys.executable),
         *check_tokenizer(),
         check_cache_dir(),
         check_git(project),

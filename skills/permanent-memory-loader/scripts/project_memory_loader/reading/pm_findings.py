@@ -325,11 +325,6 @@ MERGE_FIX = (
     " (a line-based merge can do this; `permanent_memory.py git-setup` makes git merge this "
     "file epic by epic)"
 )
-_MARKERS = ("<<<<<<<", ">>>>>>>", "|||||||")  # git writes them at the start of a line
-
-
-def _is_marker(line: str, mark: str) -> bool:
-    return line.startswith(mark) and (len(line) == len(mark) or line[len(mark)] in " \t")
 
 
 def conflict_findings(lines: Sequence[str], epics: Sequence[Epic]) -> list[Finding]:
@@ -339,7 +334,7 @@ def conflict_findings(lines: Sequence[str], epics: Sequence[Epic]) -> list[Findi
     findings = []
     open_at: int | None = None
     for index, line in enumerate(lines):
-        mark = next((m for m in _MARKERS if _is_marker(line, m)), None)
+        mark = memory_text.conflict_mark(line)
         if (
             mark is None
             and line.rstrip() == "======="

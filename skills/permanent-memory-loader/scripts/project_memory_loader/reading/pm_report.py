@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
 from ..core.pm_load import Summary
@@ -18,6 +18,7 @@ from ..core.pm_render import (
     cut_line,
     epic_line,
     ids_text,
+    level_texts,
     safe_text,
     sub_lines,
 )
@@ -37,7 +38,9 @@ def level_tokens(summary: Summary, count: Counter) -> dict[str, int]:
     """Tokens of every level's block (counted here even where the choice did not need it)."""
     if summary.skipped or not summary.epics:
         return {}
-    texts = dict(summary.block.levels)
+    now = summary.now or datetime.now(timezone.utc)
+    texts = level_texts(summary.epics, now, summary.budget, count, summary.evidence.states)
+    texts.update(summary.block.levels)
     if "IDS" not in texts:
         texts["IDS"] = ids_text(summary.epics, summary.budget, count)
     return {level: summary.block.tokens.get(level) or count(texts[level]) for level in LEVELS}

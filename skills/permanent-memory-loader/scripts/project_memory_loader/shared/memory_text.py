@@ -17,6 +17,7 @@ from __future__ import annotations
 import bisect
 import re
 import unicodedata
+from datetime import datetime, timezone
 
 REDACTED = "[REDACTED]"
 
@@ -496,3 +497,35 @@ def clean(text: str) -> str:
     """Everything memory text goes through before it is shown: strip, redact, neutralise."""
     text, _ = redact_secrets(strip_unsafe(text))
     return neutralise_markup(text)
+
+
+def parse_iso_datetime(value: str) -> datetime | None:
+    """An ISO 8601 date or date-time as an aware UTC datetime (naive means UTC), or None. What
+    a person writes around one is forgiven: spaces, Markdown's backticks, asterisks and
+    underscores, quotes, and a space or lower-case `t` between date and time."""
+    value = value.strip().strip("`*_\"'")
+    if not value:
+        return None
+    if value[-1] in "zZ":
+        value = value[:-1] + "+00:00"
+    if len(value) >= 11 and value[10] in " t":
+        value = value[:10] + "T" + value[11:]
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        return parsed.replace(tzinfo=timezone.utc)
+    return parsed.astimezone(timezone.utc)
+
+
+CONFLICT_MARKS = ("<<<<<<<", "|||||||", ">>>>>>>")  # git writes them at the start of a line
+
+
+def conflict_mark(line: str) -> str | None:
+    """The git conflict marker a line starts with (<<<<<<<, ||||||| or >>>>>>>, then the line's
+    end, a space, a tab or a carriage return, as git writes them), or None."""
+    for mark in CONFLICT_MARKS:
+        if line.startswith(mark) and line[len(mark) : len(mark) + 1] in ("", " ", "\t", "\r"):
+            return mark
+    return None

@@ -23,8 +23,9 @@ from ..core.pm_meta_lines import (
     keywords_value,
     split_keywords,
 )
-from ..core.pm_parse import LABELS, entry_text, parse_iso_datetime
+from ..core.pm_parse import LABELS, entry_text
 from ..shared import memory_text
+from ..shared.memory_text import parse_iso_datetime
 from .pm_epic_paths import InvalidPaths, read_paths
 
 # The JSON lists, in the order their subsections are written, and each one's heading.

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -25,17 +24,8 @@ MODULE = "project_memory_loader.permanent_memory"
 
 
 def driver_command(python: str, script: Path) -> str:
-    """What git runs. When the script or the interpreter is gone (the plugin moved), git's own
-    line merge runs instead, so the result has conflict markers that `check` finds rather than
-    one side silently kept."""
-    entry = shlex.quote(str(script)) if script.is_file() else f"-m {MODULE}"
-    run = f"{shlex.quote(python)} {entry} merge %O %A %B %P"
-    found = f"test -f {shlex.quote(str(script))}" if script.is_file() else "true"
-    moved = shlex.quote(f"{PROG}: {script} not found; run git-setup again. Merged as plain text.")
-    return (
-        f"if test -x {shlex.quote(python)} && {found}; then {run}; "
-        f"else echo {moved} >&2; git merge-file -L ours -L base -L theirs %A %O %B; fi"
-    )
+    """What git runs (git_config.driver_command, both skills' driver line)."""
+    return git_config.driver_command(python, script, MODULE, PROG)
 
 
 def attribute_lines(root: Path, project: Path) -> list[str]:

@@ -8,32 +8,17 @@
 
 from __future__ import annotations
 
+from typing import NamedTuple
 
-class DoctorCheck:
+
+class DoctorCheck(NamedTuple):
     """One line of a doctor's report: the thing checked, its status (ok, warn, FAIL or info),
-    what was found and, for a problem, what to do about it. A plain class with slots, compared
-    by value and shown like a NamedTuple, so this module, like the other shared ones, imports
-    nothing at load time."""
+    what was found and, for a problem, what to do about it."""
 
-    __slots__ = ("detail", "fix", "name", "status")
-
-    def __init__(self, name: str, status: str, detail: str, fix: str = "") -> None:
-        self.name = name
-        self.status = status
-        self.detail = detail
-        self.fix = fix
-
-    def _asdict(self) -> dict[str, str]:
-        return {"name": self.name, "status": self.status, "detail": self.detail, "fix": self.fix}
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, DoctorCheck) and self._asdict() == other._asdict()
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, compared by value
-
-    def __repr__(self) -> str:
-        fields = ", ".join(f"{key}={value!r}" for key, value in self._asdict().items())
-        return f"DoctorCheck({fields})"
+    name: str
+    status: str
+    detail: str
+    fix: str = ""
 
 
 def doctor_failed(checks: list[DoctorCheck]) -> bool:
@@ -53,3 +38,17 @@ def doctor_report(checks: list[DoctorCheck], output_format: str = "text") -> str
         line = f"{check.status:<4}  {check.name:<9} {check.detail}"
         lines.append(f"{line} -> {check.fix}" if check.fix else line)
     return "\n".join(lines) + "\n"
+
+
+MIN_PYTHON = (3, 9)
+
+
+def check_python(version: tuple[int, ...], executable: str) -> DoctorCheck:
+    """Both doctors' first line: the interpreter that runs the skill, and whether it is new
+    enough."""
+    shown = ".".join(str(part) for part in version[:3])
+    if tuple(version[:2]) < MIN_PYTHON:
+        return DoctorCheck(
+            "python", "FAIL", f"Python {shown} is too old", "use Python 3.9 or newer"
+        )
+    return DoctorCheck("python", "ok", f"Python {shown} ({executable})")

@@ -116,3 +116,21 @@ def set_merge_driver(root: PathArg, driver: str, name: str, command: str, out: T
             out.write(f"git config --local {key}: set\n")
         else:
             out.write(f"git config --local {key}: updated (it named another copy)\n")
+
+
+def driver_command(python: str, script: Path, module: str, prog: str) -> str:
+    """What git runs as a skill's merge driver: the skill's script (or, where pip installed the
+    package and there is no script, `python -m module`). When the script or the interpreter is
+    gone (the plugin moved), git's own line merge runs instead, so the result has conflict
+    markers that `check` and `doctor` find rather than one side silently kept."""
+    import shlex
+
+    found = script.is_file()
+    entry = shlex.quote(str(script)) if found else f"-m {module}"
+    run = f"{shlex.quote(python)} {entry} merge %O %A %B %P"
+    there = f"test -f {shlex.quote(str(script))}" if found else "true"
+    moved = shlex.quote(f"{prog}: {script} not found; run git-setup again. Merged as plain text.")
+    return (
+        f"if test -x {shlex.quote(python)} && {there}; then {run}; "
+        f"else echo {moved} >&2; git merge-file -L ours -L base -L theirs %A %O %B; fi"
+    )
