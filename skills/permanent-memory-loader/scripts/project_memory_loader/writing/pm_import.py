@@ -389,7 +389,7 @@ def run_import(args: argparse.Namespace) -> int:
     signals = [s for s in args.paths.split(",") if s] if args.paths != "none" else []
     for signal in signals:
         if signal not in SIGNALS:
-            pm_cli.usage_error(f"import: --paths: {signal!r} is not one of {', '.join(SIGNALS)}")
+            build_parser().error(f"--paths: {signal!r} is not one of {', '.join(SIGNALS)}")
     files, skipped = gather(root, args.paths_given)
     found, unread = read_records(root, files)
     skipped += unread
