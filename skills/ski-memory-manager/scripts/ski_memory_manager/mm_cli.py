@@ -8,12 +8,12 @@ import os
 import sys
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import memory_manager, mm_snapshot
 from .mm_errors import CommandError, ManagerError
 from .shared import command_line, hook_io, memory_io, memory_text
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Callable, Mapping, Sequence

@@ -3,7 +3,8 @@
 # Pure; import-light (the hook renders through it on a cache miss).
 from __future__ import annotations
 
-TYPE_CHECKING = False
+from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 

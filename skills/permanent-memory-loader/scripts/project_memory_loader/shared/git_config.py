@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import os
 import stat
+from typing import TYPE_CHECKING
 
 from .memory_io import MemoryIOError, atomic_write, read_regular
 
-TYPE_CHECKING = False
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import TextIO, Union
