@@ -57,12 +57,15 @@ def test_every_variant_is_measured(report: dict[str, Any]) -> None:
         samples = report["samples_ms"][variant]
         assert len(samples["launch"]) == 1 and len(samples["per_prompt"]) == 2, variant
         assert len(samples["per_tool_call"]) == 3, variant  # one Read a prompt
+        assert len(samples["turn_end"]) == 3, variant  # one end a prompt
         every = samples["launch"] + samples["per_prompt"] + samples["per_tool_call"]
+        every += samples["turn_end"]
         assert all(0 < ms < 120_000 for ms in every)
 
 
 @pytest.mark.parametrize(
-    ("what", "goal"), [("launch", 1.2), ("per_prompt", 1.1), ("per_tool_call", 1.1)]
+    ("what", "goal"),
+    [("launch", 1.2), ("per_prompt", 1.1), ("per_tool_call", 1.1), ("turn_end", 1.1)],
 )
 def test_medians_and_ratios(report: dict[str, Any], what: str, goal: float) -> None:
     row = report[what]

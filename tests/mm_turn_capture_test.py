@@ -92,7 +92,7 @@ def test_golden_snapshot_from_a_recorded_transcript(client: str, isolated_env: P
     case = TRANSCRIPTS / client
     payload = json.loads((case / "hook_input.json").read_text(encoding="utf-8"))
     payload["transcript_path"] = str(case / "transcript.jsonl")
-    line = mm_turn_capture.capture_turn(payload, os.environ, NOW)
+    line = mm_turn_capture.capture_turn(payload, os.environ, NOW.timestamp())
     assert line == ""
     [written] = captures(Path(payload["cwd"]))
     text = written.read_text(encoding="utf-8").replace(payload["session_id"], "SESSION")

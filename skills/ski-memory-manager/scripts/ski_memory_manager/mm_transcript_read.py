@@ -8,10 +8,13 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 
 from . import mm_session
 from .shared import hook_io, memory_io
+
+TYPE_CHECKING = False  # neither typing nor collections.abc on the hook's path
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 READ_BUDGET = 8 * 1024 * 1024  # bytes of a transcript read in one capture, at most
 STATE_FORMAT = "mm-turns-1"

@@ -10,12 +10,19 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from datetime import datetime
-from typing import Any
 
-from . import mm_capture, mm_cli, mm_session, mm_snapshot, mm_summary, mm_transcript
+from . import mm_session, mm_transcript
 from . import mm_transcript_read as reading
+
+# What writes the snapshot (yaml, the snapshot format, the mapping) is imported only when a turn
+# brought something to write: most Stop hooks read a few new lines and end there.
+TYPE_CHECKING = False  # neither typing nor datetime on the hook's path
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from datetime import datetime
+    from typing import Any
+
+    from . import mm_capture, mm_snapshot, mm_summary
 
 SAY = "ski-memory-manager hook: {event}"  # how its one stderr line starts
 
@@ -31,6 +38,8 @@ def turn_snapshot(
 ) -> tuple[mm_snapshot.Snapshot, mm_summary.Mapped]:
     """The session's snapshot for the facts' text after the session's compaction summary ('' for
     none) (saved: its earlier capture, whose start and compaction count are kept)."""
+    from . import mm_capture, mm_snapshot
+
     started = mm_snapshot.session_datetime(session)
     assert started is not None
     extra: dict[str, object] = {"source": mm_snapshot.TRANSCRIPT_SOURCE, "turns": facts.turns}
@@ -56,9 +65,18 @@ def holds_work(snapshot: mm_snapshot.Snapshot) -> bool:
     return bool(snapshot.steps_completed)
 
 
-def capture_turn(payload: Mapping[str, Any], env: Mapping[str, str], now: datetime) -> str:
-    """Bring this session's snapshot up to its last finished turn; return the one line to say on
-    stderr ('' for none)."""
+def project_folder(env: Mapping[str, str], cwd: object) -> str:
+    """The project's folder as mm_cli.project_dir finds it ($CLAUDE_PROJECT_DIR, else the hook's
+    cwd, else the working directory), without importing the command line's modules."""
+    for candidate in (env.get("CLAUDE_PROJECT_DIR"), cwd):
+        if isinstance(candidate, str) and candidate and "\0" not in candidate:
+            return candidate
+    return os.getcwd()
+
+
+def capture_turn(payload: Mapping[str, Any], env: Mapping[str, str], now: float) -> str:
+    """Bring this session's snapshot up to its last finished turn (now: seconds since the epoch);
+    return the one line to say on stderr ('' for none)."""
     mode, note = mm_session.capture_mode(env)
     if mode == "off" or payload.get("agent_id"):
         return note  # off; or a subagent's stop, whose transcript is its task's
@@ -96,7 +114,7 @@ def capture_turn(payload: Mapping[str, Any], env: Mapping[str, str], now: dateti
     except OSError as exc:
         return f"{say}: cannot read the transcript ({exc.strerror or exc}); kept what was captured"
     cwd = payload.get("cwd")
-    project_dir = str(mm_cli.project_dir(env, cwd if isinstance(cwd, str) else None))
+    project_dir = project_folder(env, cwd)
     before = facts if state else None
     facts = mm_transcript.read_lines(chunk.data, facts, project_dir)
     state = {
@@ -112,10 +130,13 @@ def capture_turn(payload: Mapping[str, Any], env: Mapping[str, str], now: dateti
     if facts.holds_work() and facts != before:
         # (Nothing new read: the snapshot stays as it is. After a compaction, the facts are the
         # turns since: turns that changed nothing leave the compaction's own capture as it is.)
-        line = write_snapshot(payload, env, now, mode, facts, summary, say) or note
+        from datetime import datetime, timezone
+
+        moment = datetime.fromtimestamp(now, timezone.utc)
+        line = write_snapshot(payload, env, moment, mode, facts, summary, say) or note
     reading.save_state(folder, paths, state, stamp or "")
     if payload.get("hook_event_name") == "SessionEnd":
-        reading.forget_old(folder, now.timestamp())
+        reading.forget_old(folder, now)
     return line
 
 
@@ -129,6 +150,8 @@ def write_snapshot(
     say: str,
 ) -> str:
     """Write the session's snapshot from the facts (after the kept summary); the line to say."""
+    from . import mm_capture
+
     place = mm_capture.place_of(payload, env, now, mode, say)
     if isinstance(place, str):
         return place
@@ -156,6 +179,6 @@ def write_snapshot(
 
 def hook(payload: Mapping[str, Any], env: Mapping[str, str] | None = None) -> str:
     """The hook's entry (mm_hook): the line to say."""
-    from datetime import timezone
+    import time
 
-    return capture_turn(payload, os.environ if env is None else env, datetime.now(timezone.utc))
+    return capture_turn(payload, os.environ if env is None else env, time.time())
