@@ -336,3 +336,42 @@ def test_properties_budget_redaction_no_reminder_or_stamp(
     assert TOKEN not in text and "system-reminder" not in text and "hidden" not in text
     assert "[permanent-memory | trust:file]" not in text
     assert mm_snapshot.parse_snapshot(text) == snapshot
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.booleans(), words), min_size=1, max_size=5))
+def test_property_a_trivial_session_never_replaces_work(sessions: list[tuple[bool, str]]) -> None:
+    import shutil
+    import tempfile
+
+    from ski_memory_manager import mm_resume
+
+    scratch = Path(tempfile.mkdtemp())
+    try:
+        env = {"XDG_CACHE_HOME": str(scratch / "xdg"), "HOME": str(scratch)}
+        proj = scratch / "billing-api"
+        proj.mkdir()
+        last_work = None
+        for number, (works, words_said) in enumerate(sessions):
+            request = f"request {number} {' '.join(words_said.split())[:40]}"
+            path = str(proj / f"f{number}.py") if works else None
+            transcript = scratch / f"t{number}.jsonl"
+            transcript.write_bytes(turn(proj, request, f"answer {number}", path, f"c{number}"))
+            payload = {"session_id": f"s{number}", "transcript_path": str(transcript)}
+            payload.update(cwd=str(proj), hook_event_name="SessionEnd")
+            moment = NOW.timestamp() + 3600 * number
+            mm_turn_capture.capture_turn(payload, env, moment)
+            last_work = number if works else last_work
+        folder = mm_session.captured_dir(env, str(proj))
+        assert folder is not None
+        written = sorted(Path(folder).glob("*.md")) if Path(folder).is_dir() else []
+        assert len(written) == sum(1 for works, _ in sessions if works)
+        start = {"session_id": "next", "cwd": str(proj), "source": "startup"}
+        later = datetime.fromtimestamp(NOW.timestamp() + 3600 * len(sessions), timezone.utc)
+        block = mm_resume.resume(start, env, later).block
+        if last_work is None:
+            assert block == ""
+        else:
+            assert f"answer {last_work}" in block and f"`f{last_work}.py`" in block
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
