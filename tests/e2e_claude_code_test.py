@@ -252,7 +252,9 @@ def test_validate_strict(claude_bin: Path, api: FakeAnthropic, tmp_path: Path) -
         ("PostCompact", 'memory_manager.py" hook'),
         ("PreToolUse", 'permanent_memory.py" hook'),
         ("PreToolUse", 'permanent_memory.py" hook'),
+        ("SessionEnd", 'memory_manager.py" hook'),
         ("SessionStart", 'memory_manager.py" hook'),
+        ("Stop", 'memory_manager.py" hook'),
         ("SubagentStart", 'permanent_memory.py" hook'),
         ("UserPromptSubmit", 'permanent_memory.py" hook'),
     ]

@@ -80,8 +80,10 @@ HOOK_EVENTS = [
     "preToolUse",
     "postCompact",
     "sessionStart",
+    "sessionEnd",
     "userPromptSubmit",
     "subagentStart",
+    "stop",
 ]
 
 
