@@ -58,6 +58,9 @@ def codex_item(item: dict[str, Any]) -> dict[str, Any]:
             "Look at this: then go",
         ),
         ("  many   spaces\n\nand lines  ", "many spaces and lines"),
+        ("Fix the <title>Home</title> tag", "Fix the <title>Home</title> tag"),
+        ("<div>typed by a person</div>", "<div>typed by a person</div>"),
+        ("<task-notification>\n<status>done</status>", ""),
         ("x " * 400, ("x " * 119).strip() + "\u2026"),
     ],
 )

@@ -45,7 +45,14 @@ _WANTED = (
     b'"update_plan"',
     b'"function_call_output"',
 )
-_TAG_BLOCK = re.compile(r"<([a-z][a-z0-9_-]{0,40})>.*?</\1>", re.DOTALL)
+# The clients' own tags in a user record (system reminders, a command's output, the environment,
+# hook output): a block of one is theirs, not the person's; other tags a person typed are kept.
+_CLIENT_TAG = (
+    r"system-reminder|command-[a-z]+|local-command-[a-z]+|bash-[a-z]+|task-notification"
+    r"|user-prompt-submit-hook|environment_context|user_instructions|turn_aborted|ide_[a-z_]+"
+)
+_TAG_BLOCK = re.compile(rf"<({_CLIENT_TAG})>.*?</\1>", re.DOTALL)
+_CLIENT_OPENING = re.compile(rf"\s*<(?:{_CLIENT_TAG})>")
 _STAMP_LINE = re.compile(r"^\s*\[[^\]\n|]{1,80}\|\s*trust\s*:[^\]\n]*\]", re.IGNORECASE)
 _COMMAND_NAME = re.compile(r"<command-name>\s*([^<\s]{1,80})\s*</command-name>")
 _COMMAND_ARGS = re.compile(r"<command-args>(.*?)</command-args>", re.DOTALL)
@@ -102,8 +109,8 @@ def prompt_text(raw: str) -> str:
         raw = name.group(1) + " " + (args.group(1) if args else "")
         raw = raw if raw.startswith("/") else "/" + raw
     text = _TAG_BLOCK.sub(" ", raw)
-    if text.lstrip().startswith("<"):
-        return ""  # a client's own message (an unclosed tag block, a caveat)
+    if _CLIENT_OPENING.match(text):
+        return ""  # a client's own message whose block never closes
     kept: list[str] = []
     in_stamp = False
     for line in text.split("\n"):

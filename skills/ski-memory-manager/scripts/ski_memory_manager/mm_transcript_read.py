@@ -76,7 +76,13 @@ def nothing_new(payload: Mapping[str, object], env: Mapping[str, str]) -> bool:
     """Whether a Stop or SessionEnd has certainly nothing to capture (capture off, no transcript
     or session named, or the transcript as the last capture left it): the hook's hot path, one
     small read and one stat, nothing heavy imported."""
-    if env.get(mm_session.CAPTURE_OPTION, "").strip().lower() in ("off", "false", "0", "no"):
+    if env.get(mm_session.CAPTURE_OPTION, "").strip().lower() in (
+        "off",
+        "false",
+        "0",
+        "no",
+        "none",
+    ):
         return True
     transcript, session_id = payload.get("transcript_path"), payload.get("session_id")
     if not (isinstance(transcript, str) and transcript and isinstance(session_id, str)):
