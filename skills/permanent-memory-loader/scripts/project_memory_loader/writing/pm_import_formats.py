@@ -92,7 +92,15 @@ _ANTI = re.compile(
     r"not allowed|no longer)\b",
     re.I,
 )
-_TEMPLATE_LEFTOVER = re.compile(r"\{[^{}\n]{0,80}\}|\[(?:short title|title|name)[^\]]*\]", re.I)
+# Template text left in a record: `{placeholders}`, `[short title …]`, and the sentences of the
+# KEP, RFC and MADR templates that ask for the content instead of giving it.
+_TEMPLATE_LEFTOVER = re.compile(
+    r"\{[^{}\n]{0,80}\}|\[(?:short title|title|name)[^\]]*\]|nitty gritty|"
+    r"what are the risks of this proposal|how will we know that this has succeeded|"
+    r"why should (?:this|we) .{0,20}not.{0,5} be implemented|describe the (?:problem|context)|"
+    r"^(?:replace|fill in|insert) (?:this|the)",
+    re.I,
+)
 
 
 class NotARecord(ValueError):
@@ -385,7 +393,7 @@ def record_terms(title: str, body: str) -> tuple[str, ...]:
             counts[key] = counts.get(key, 0) + 1
 
     for span in _BACKTICKED.findall(body):
-        if re.fullmatch(r"[@\w.:/*+#-]{3,60}", span) and not span.isdigit():
+        if re.fullmatch(r"[@\w.:/*+#-]{3,60}", span) and re.search(r"[A-Za-z]{2}", span):
             keep(span.rsplit("/", 1)[-1] if span.count("/") > 1 else span)
     prose = _URL.sub(" ", plain(_BACKTICKED.sub(" ", body)))
     for word in _WORD.findall(prose):
@@ -523,6 +531,8 @@ def parse_record(path: str, text: str, kep_yaml: str | None = None) -> Record:
     kep_meta: dict[str, object] = {}
     if kep_yaml is not None:
         kep_meta, _rest = front_matter("---\n" + kep_yaml.rstrip("\n") + "\n---\n")
+    elif "kep-number" in meta:  # the older KEPs: kep.yaml's keys in the README's front matter
+        kep_meta = meta
     title, found = sections(body)
     kind = kind_of(path, found, meta, bool(kep_meta))
     if not kind:

@@ -101,6 +101,8 @@ def named_paths(record: Record, tree: Tree, own_folder: str) -> list[str]:
         for candidate in _candidates(token):
             if candidate in tree.files or candidate in tree.dirs:
                 hits: Sequence[str] = (candidate,)
+            elif token.endswith("/") and "/" not in candidate:  # `webhooks/`: a folder's name
+                hits = [p for p in tree.by_name.get(name_key(candidate), ()) if p in tree.dirs]
             elif "/" in candidate:
                 key = name_key(candidate.rsplit("/", 1)[-1])
                 tail = candidate.rsplit("/", 1)[0]
