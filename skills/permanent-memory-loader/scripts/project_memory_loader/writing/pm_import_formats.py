@@ -58,6 +58,7 @@ _TITLE_NUMBER = re.compile(r"(?:(?:adr|rfc|kep|decision)[ \t#-]*)?\d{1,6}[.:)\- 
 _BACKTICKED = re.compile(r"`([^`\n]{1,200})`")
 _PATHISH = re.compile(r"(?<![\w/.:-])((?:[\w.@-]+/)+[\w.@*-]+/?)")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9+#._-]{1,58}[A-Za-z0-9+#]")
+_FENCED = re.compile(r"^[ \t]*(```|~~~).*?^[ \t]*\1[^\n]*$", re.M | re.S)
 _METADATA = re.compile(r"[\w -]{1,30}:\s")  # `Date: …`, `Technical Story: …`
 _URL = re.compile(r"\b(?:https?|ftp)://\S+|\bwww\.\S+")
 _HOST = re.compile(r"\.(?:com|net|org|io|dev|gov|edu|co)\b")
@@ -384,6 +385,7 @@ def record_terms(title: str, body: str) -> tuple[str, ...]:
     case aside."""
     counts: dict[str, int] = {}
     spelled: dict[str, str] = {}
+    body = _FENCED.sub("\n", body)  # code and diagrams: their names are not the record's terms
 
     def keep(term: str) -> None:
         term = term.strip(" .,:;()[]'\"`*")

@@ -32,6 +32,9 @@ PREFIXES = {"adr": "ADR", "madr": "ADR", "log4brains": "ADR", "rfc": "RFC", "kep
 MAX_ID_CHARS = 28  # the block shows the ID and the intent within 20 tokens
 MAX_IMPORT_KEYWORDS = 20
 MAX_IMPORT_PATHS = 8
+BROAD_FILES = (
+    200  # a folder with more files than this, and a quarter of the project's, is too broad
+)
 MAX_HITS = 3  # a name found in more places than this names nothing in particular
 SIGNALS = ("named", "tree", "git")
 SIDE_FOLDERS = frozenset(
@@ -45,12 +48,14 @@ _LABEL_FIELD = dict(zip(LABELS, LIST_FIELDS))
 
 
 class Tree(NamedTuple):
-    """The project's files and folders (project-relative, `/`-separated), and each name (case,
-    `-`, `_` and a file's extension aside) with the paths that have it."""
+    """The project's files and folders (project-relative, `/`-separated), each name (case,
+    `-`, `_` and a file's extension aside) with the paths that have it, and how many files
+    each folder holds."""
 
     files: frozenset[str]
     dirs: frozenset[str]
     by_name: Mapping[str, tuple[str, ...]]
+    sizes: Mapping[str, int] = {}
 
 
 def name_key(name: str) -> str:
@@ -60,15 +65,17 @@ def name_key(name: str) -> str:
 
 def build_tree(files: Iterable[str]) -> Tree:
     file_set = frozenset(files)
-    dirs: set[str] = set()
+    sizes: dict[str, int] = {}
     for path in file_set:
         parts = path.split("/")
         for end in range(1, len(parts)):
-            dirs.add("/".join(parts[:end]))
+            folder = "/".join(parts[:end])
+            sizes[folder] = sizes.get(folder, 0) + 1
+    dirs = set(sizes)
     by_name: dict[str, list[str]] = {}
     for path in sorted(file_set | dirs):
         by_name.setdefault(name_key(path.rsplit("/", 1)[-1]), []).append(path)
-    return Tree(file_set, frozenset(dirs), {k: tuple(v) for k, v in by_name.items()})
+    return Tree(file_set, frozenset(dirs), {k: tuple(v) for k, v in by_name.items()}, sizes)
 
 
 def as_glob(tree: Tree, path: str) -> str:
@@ -177,9 +184,15 @@ def record_paths(
     if "git" in signals:
         found += git_paths(changed, tree, own)
     kept: list[str] = []
+    broad = max(BROAD_FILES, len(tree.files) // 4)
     for glob in found:
-        if glob and glob not in kept and glob_problem(glob) is None and "," not in glob:
-            kept.append(glob)
+        if not glob or glob in kept or glob_problem(glob) is not None or "," in glob:
+            continue
+        if glob.endswith("/**") and tree.sizes.get(glob[:-3], 0) > broad:
+            continue  # `src/**`: a folder that holds a quarter of the project governs nothing
+        if glob not in record.globs and _is_side(glob):
+            continue
+        kept.append(glob)
     # A folder's glob covers what is inside it.
     kept = [g for g in kept if not any(o != g and o.endswith("/**") and g.startswith(o[:-2])
                                        for o in kept)]  # fmt: skip
