@@ -229,7 +229,6 @@ def test_add_json_output(loader: Any, tmp_path: Path) -> None:
         "tokens": estimate(golden),
         "file_tokens": estimate(golden),
         "tokenizer": "estimate",
-        "trimmed": [],
         "created": True,
     }
     assert result.err == (case / "stderr.txt").read_text(encoding="utf-8")
@@ -276,7 +275,8 @@ def test_add_refuses_a_duplicate_and_replaces_in_place(loader: Any, tmp_path: Pa
     assert again == Result(
         1,
         "",
-        f"{path}: B-2 is already in the file (line 15); give --replace to replace it\n",
+        f"{path}: B-2 is already in the file (line 15); give --append to add its items to it, "
+        "or --replace to replace it\n",
     )
     assert path.read_bytes() == before
     replaced = loader([*base, "--replace"], epic_json("B-2", decisions=["second"]))
@@ -433,7 +433,7 @@ INVALID: list[tuple[object, str]] = [
 
 def prepare(data: object) -> str:
     entry, _notes = pm_epic_input.read_entry(data, NOW)
-    entry, _dropped = pm_epic_layout.fit_entry(entry, estimate)
+    pm_epic_layout.check_limit(entry, estimate)
     text = pm_epic_layout.format_epic(entry)
     pm_epic_layout.verify_epic(entry, text)
     return text
@@ -532,49 +532,39 @@ def test_completed_defaults_to_now_and_is_written_in_utc(loader: Any, tmp_path: 
     assert entry.completed == "2026-05-15T00:00:00Z"
 
 
-def test_an_epic_over_500_tokens_loses_its_lowest_confidence_items(
+def test_an_epic_over_500_tokens_is_refused_and_nothing_is_written(
     loader: Any, tmp_path: Path
 ) -> None:
-    # The real tokenizer: the 500-token limit is in cl100k_base tokens.
+    # The real tokenizer: the 500-token limit is in cl100k_base tokens. One long gotcha used
+    # to be left out with a note while add wrote an epic of empty headings and exited 0.
     count, _engine, _source = pm_tokens.load_exact_counter()
-    filler = "; ".join(
-        f"detail {n} about retries, idempotency keys and ledger cut-offs" for n in range(8)
-    )
-    data = {
-        **OK,
-        "decisions": [
-            {"text": f"decision {n}: {filler}", "confidence": c}
-            for n, c in enumerate([0.95, 0.8, 0.9])
-        ],
-        "gotchas": [f"gotcha: {filler}"],
-        "tentative": [{"text": f"maybe: {filler}", "confidence": 0.8}],
-    }
+    gotcha = "gotcha: " + "; ".join(f"retry {n} keeps the idempotency key" for n in range(200))
+    data = {**OK, "decisions": ["one short decision"], "gotchas": [gotcha]}
+    path = memory_file(tmp_path)
+    path.parent.mkdir(parents=True)
+    seed = "# Notes\n"
+    path.write_text(seed)
     result = loader(["add", "--project-dir", str(tmp_path), "--input", "-"], json.dumps(data))
-    assert result.code == 0, result.err
     full = pm_epic_layout.format_epic(pm_epic_input.read_entry(data, NOW)[0])
-    assert result.err == (
-        f"note: A-1 was {count(full)} tokens, over the 500-token limit of an epic; left out 2 "
-        "items, lowest confidence first: tentative[0] (0.80), decisions[1] (0.80)\n"
+    assert result == Result(
+        1,
+        "",
+        f"A-1 is {count(full)} tokens, over the 500-token limit of an epic; nothing written\n"
+        f"shorten its longest item, gotchas[0] ({count(gotcha)} tokens), or split the epic: "
+        "some items under another ID, each epic within 500 tokens\n",
     )
-    text = memory_file(tmp_path).read_text()
-    assert count(text) <= pm_epic_input.MAX_EPIC_TOKENS
-    [epic] = pm_parse.parse_permanent(text)
-    assert [len(s.entries) for s in epic.subsections] == [2, 1, 0, 0, 0]
-    assert result.out == f"added A-1 to {memory_file(tmp_path)} ({count(text)} tokens)\n"
+    assert path.read_text() == seed
 
 
-def test_fit_entry_leaves_out_as_few_items_as_needed() -> None:
+def test_check_limit_passes_an_epic_at_the_limit_and_refuses_one_token_over() -> None:
     entry, _ = pm_epic_input.read_entry(
-        {**OK, "patterns": [{"text": "p" * 40, "confidence": c} for c in (0.75, 0.9, 0.8, 0.9)]},
-        NOW,
+        {**OK, "patterns": [{"text": "p" * 40, "confidence": c} for c in (0.75, 0.9)]}, NOW
     )
     full = estimate(pm_epic_layout.format_epic(entry))
-    fitted, dropped = pm_epic_layout.fit_entry(entry, estimate, full - 1)
-    assert [item.where for item in dropped] == ["patterns[0]"]
-    fitted, dropped = pm_epic_layout.fit_entry(entry, estimate, full - 20)
-    assert [item.where for item in dropped] == ["patterns[0]", "patterns[2]"]
-    assert [item.where for item in fitted.items] == ["patterns[1]", "patterns[3]"]
-    assert pm_epic_layout.fit_entry(entry, estimate, full) == (entry, [])
+    pm_epic_layout.check_limit(entry, estimate, full)
+    with pytest.raises(pm_epic_layout.EpicOverLimit) as caught:
+        pm_epic_layout.check_limit(entry, estimate, full - 1)
+    assert caught.value.hint.startswith("shorten its longest item, patterns[0] (")
 
 
 def test_add_into_a_missing_folder_given_with_file(loader: Any, tmp_path: Path) -> None:
@@ -726,7 +716,7 @@ EXISTING_IDS = {epic.epic_id for text in EXISTING for epic in pm_parse.parse_per
 def _add_pure(data: dict[str, Any], existing: str) -> tuple[pm_epic_input.Entry, str] | None:
     try:
         entry, _notes = pm_epic_input.read_entry(data, NOW)
-        entry, _dropped = pm_epic_layout.fit_entry(entry, estimate)
+        pm_epic_layout.check_limit(entry, estimate)
         pm_epic_layout.verify_epic(entry, pm_epic_layout.format_epic(entry))
         new_text, _action = pm_epic_layout.place_epic(existing, entry, replace=False)
     except (InvalidEntry, pm_epic_input.DuplicateEpic):

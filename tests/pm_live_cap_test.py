@@ -55,4 +55,6 @@ def test_a_file_over_the_cap_keeps_its_message_naming_the_fix(loader: Any, tmp_p
     )
     (memory / "permanent_memory.md").write_text(body)
     res = loader(["load", "--project-dir", str(tmp_path)])
-    assert res.out.endswith("Archive old epics: permanent_memory.py archive\n")
+    assert res.out.endswith(
+        "Archive old epics with the permanent-memory-loader skill's archive command.\n"
+    )

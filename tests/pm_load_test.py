@@ -65,7 +65,7 @@ def test_a_file_over_8000_tokens_is_skipped_counting_only_the_start() -> None:
     assert summary.file_tokens < Tokenizer().count(pm_load.decode(BIG))
     assert summary.block.text == (
         f"{STAMP}\npermanent_memory.md not loaded: 59.3 KB, over 8000 tokens. "
-        "Archive old epics: permanent_memory.py archive\n"
+        "Archive old epics with the permanent-memory-loader skill's archive command.\n"
     )
 
 

@@ -443,7 +443,9 @@ def test_a_damaged_bundled_copy_falls_back_to_the_estimate_with_a_note(
     # The hook says once, on the cache miss, why its counts are estimates.
     [note] = hooked.err.splitlines()
     assert note.startswith("permanent-memory hook: token counts are estimates (")
-    assert problem in note and note.endswith("); run permanent_memory.py doctor")
+    assert problem in note and note.endswith(
+        "); run the permanent-memory-loader skill's doctor command"
+    )
     doctor = run_loader(script, ["doctor", "--project-dir", str(DEMO)], tmp_path, *BARE)
     assert doctor.code == 0
     [warning] = [line for line in doctor.out.splitlines() if line.split()[1] == "tiktoken"]

@@ -301,7 +301,12 @@ def render_and_store(
     estimate_reason = tokenizer.problem
     if estimate_reason:
         # The block still keeps the hard cap, but is trimmed harder than it needs to be.
-        note(f"token counts are estimates ({estimate_reason}); run permanent_memory.py doctor")
+        from .core import pm_names
+
+        note(
+            f"token counts are estimates ({estimate_reason}); "
+            f"run {pm_names.skill_command('doctor')}"
+        )
     if git_failed(evidence.git):
         note(f"paths checked without git's record of moves: {evidence.git}")
     if slot:

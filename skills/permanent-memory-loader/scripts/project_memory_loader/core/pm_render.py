@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from ..evidence import pm_evidence
 from ..shared import memory_text
-from . import pm_limits
+from . import pm_limits, pm_names
 from .pm_fit import most_that_fit
 from .pm_parse import LABELS, Epic, is_stale
 
@@ -466,7 +466,7 @@ def render_skipped(
     over = over or f"over {SKIP_TOKENS} tokens" + (" (estimated)" if estimated else "")
     candidates = (
         f"permanent_memory.md not loaded: {human_size(size)}, {over}. "
-        "Archive old epics: permanent_memory.py archive",
+        f"Archive old epics with {pm_names.skill_command('archive')}.",
         f"permanent_memory.md not loaded: {over}",
     )
     for line in candidates:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..core import pm_cache, pm_cli, pm_file
+from ..core import pm_cache, pm_cli, pm_file, pm_names
 from ..core.pm_cli import MEMORY_FILE
 from ..core.pm_load import summarise
 from ..core.pm_render import SKIP_TOKENS, Budget, safe_text
@@ -178,7 +178,7 @@ def check_memory_file(project: Path) -> list[DoctorCheck]:
                 "memory",
                 WARN,
                 f"{path}: {size:,} bytes, over {SKIP_TOKENS} tokens: skipped",
-                "archive old epics: permanent_memory.py archive",
+                f"archive old epics: {pm_names.prog()} archive",
             )
         )
         return checks
@@ -231,7 +231,7 @@ def check_memory_file(project: Path) -> list[DoctorCheck]:
                 WARN,
                 f"of {len(states)} paths entries name, {gone} gone and {moved} moved; "
                 "the block marks them",
-                "permanent_memory.py check lists the lines: update them, or archive the epics",
+                f"{pm_names.prog()} check lists the lines: update them, or archive the epics",
             )
         )
     overrides = path.with_name("manual_overrides.md")

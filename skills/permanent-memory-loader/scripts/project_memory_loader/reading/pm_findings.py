@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import NamedTuple
 
+from ..core import pm_names
 from ..core.pm_meta_lines import MAX_KEYWORD_CHARS, MAX_KEYWORDS, completed_value, keywords_value
 from ..core.pm_parse import (
     LABELS,
@@ -306,7 +307,7 @@ def check_text(
                 1,
                 ERROR,
                 f"{total} tokens, over the {max_tokens}-token ceiling: the loader will not "
-                "summarise this file; move old epics out with permanent_memory.py archive",
+                f"summarise this file; move old epics out with {pm_names.prog()} archive",
             )
         )
     if not epics:
@@ -322,7 +323,7 @@ def check_text(
 # interleaved with another version of themselves.
 
 MERGE_FIX = (
-    " (a line-based merge can do this; `permanent_memory.py git-setup` makes git merge this "
+    f" (a line-based merge can do this; `{pm_names.prog()} git-setup` makes git merge this "
     "file epic by epic)"
 )
 

@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
+from ..core import pm_names
 from ..core.pm_load import Summary
 from ..core.pm_parse import LABELS, Epic, age_days, is_stale
 from ..core.pm_render import (
@@ -169,7 +170,7 @@ def level_lines(summary: Summary, count: Counter, mark: Callable[[str], str] = s
         counted = "" if summary.file_tokens is None else f" ({summary.file_tokens:,} counted)"
         return [
             f"chosen: skipped, file over {SKIP_TOKENS} tokens{counted}; "
-            "archive old epics: permanent_memory.py archive"
+            f"archive old epics: {pm_names.prog()} archive"
         ]
     if not summary.epics:
         return ["chosen: nothing to show (no `## Epic:` sections)"]
@@ -186,7 +187,7 @@ def level_lines(summary: Summary, count: Counter, mark: Callable[[str], str] = s
     if summary.block.level != "L0":
         need, cap = tokens["L0"], summary.budget.hard_cap
         characters, limit = len(summary.block.levels["L0"]), summary.budget.max_chars
-        fix = "archive old epics (permanent_memory.py archive) or shorten their first lines"
+        fix = f"archive old epics ({pm_names.prog()} archive) or shorten their first lines"
         if need > cap:
             out.append(f"everything needs {need} tokens, over the hard cap ({cap}): {fix}")
         elif characters > limit:

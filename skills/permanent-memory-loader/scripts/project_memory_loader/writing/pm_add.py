@@ -27,16 +27,14 @@ from .pm_epic_input import (
     DuplicateEpic,
     Entry,
     InvalidEntry,
-    Item,
     read_entry,
 )
 from .pm_epic_layout import (
+    check_limit,
     find_placed,
-    fit_entry,
     format_epic,
     place_epic,
     stored_sections,
-    trimmed_note,
     verify_epic,
 )
 from .pm_epic_lines import LinesError, parse_epic_lines
@@ -84,18 +82,13 @@ def epic_fields(args: argparse.Namespace) -> object:
     return parse_json_input(read_input(args.input))
 
 
-def new_epic(
-    entry: Entry, notes: list[str], counting: pm_cli.WriteCounting
-) -> tuple[Entry, str, list[Item]]:
-    """The entry within the token limit of an epic, its section text checked to read back
-    as laid out, and the items left out to fit (a note for each trim goes to `notes`)."""
-    before_trim = counting.count(format_epic(entry))
-    entry, dropped = fit_entry(entry, counting.count, MAX_EPIC_TOKENS)
-    if dropped:
-        notes.append(trimmed_note(entry.epic_id, before_trim, MAX_EPIC_TOKENS, dropped))
+def new_epic(entry: Entry, counting: pm_cli.WriteCounting) -> tuple[Entry, str]:
+    """The entry and its section text, checked to be within the token limit of an epic (else
+    refused: nothing is left out) and to read back as laid out."""
+    check_limit(entry, counting.count, MAX_EPIC_TOKENS)
     epic_text = format_epic(entry)
     verify_epic(entry, epic_text)
-    return entry, epic_text, dropped
+    return entry, epic_text
 
 
 def add(args: argparse.Namespace) -> int:
@@ -104,7 +97,7 @@ def add(args: argparse.Namespace) -> int:
     fields = epic_fields(args)
     entry, notes = read_entry(fields, now, args.schema, require_intent=not args.append)
     counting = pm_cli.write_counting(args.tokenizer)
-    prepared = None if args.append else new_epic(entry, notes, counting)
+    prepared = None if args.append else new_epic(entry, counting)
     if not path.parent.is_dir():
         if explicit:
             raise MemoryFileError(f"directory not found: {path.parent}")
@@ -129,7 +122,7 @@ def add(args: argparse.Namespace) -> int:
                         f"intent: required ({INTENT_WHAT}): {entry.epic_id} is not in the file "
                         "yet, so --append adds it as a new epic"
                     )
-                prepared = new_epic(entry, notes, counting)
+                prepared = new_epic(entry, counting)
             entry = prepared[0]
             try:
                 new_text, action = place_epic(old_text, entry, args.replace)
@@ -150,7 +143,7 @@ def add(args: argparse.Namespace) -> int:
     if appended is not None:
         return report_append(args, path, appended, counting)
     assert prepared is not None
-    entry, epic_text, dropped = prepared
+    entry, epic_text = prepared
     epic_tokens = counting.count(epic_text)
     file_tokens = counting.count(new_text)
     over_skip_note(path, file_tokens, counting)
@@ -169,7 +162,6 @@ def add(args: argparse.Namespace) -> int:
                 "tokens": epic_tokens,
                 "file_tokens": file_tokens,
                 "tokenizer": counting.tokenizer_name,
-                "trimmed": [item.where for item in dropped],
                 "created": current is None,
             }
         )
@@ -320,8 +312,8 @@ def build_parser() -> argparse.ArgumentParser:
         f"(default now), keywords (at most {MAX_KEYWORDS} terms recall finds the epic by, "
         "never shown), and lists decisions, gotchas, anti_patterns, patterns, conflicts, "
         'tentative, each item text or {"text": ..., "confidence": 0-1}. Items under 0.7 '
-        f"confidence go to Tentative; an epic over {MAX_EPIC_TOKENS} tokens loses its "
-        "lowest-confidence items. Creates .claude/memory/ when missing. With --append, "
+        f"confidence go to Tentative; an epic over {MAX_EPIC_TOKENS} tokens is refused "
+        "(nothing written). Creates .claude/memory/ when missing. With --append, "
         "the items go into the epic already on file with that ID instead, and the keywords "
         "onto its Keywords line.",
     )

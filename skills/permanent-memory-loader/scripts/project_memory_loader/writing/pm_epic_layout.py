@@ -1,12 +1,11 @@
 # One epic for `add`, laid out: the section in the v2 form (marker line, one-line summary, typed
-# entries) or the v1 form, read back as the loader reads it, fitted to the token limit of an
-# epic by leaving out the fewest items, and placed in the file's text. Pure: text in, text out;
+# entries) or the v1 form, read back as the loader reads it, refused over the token limit of
+# an epic (nothing is left out quietly), and placed in the file's text. Pure: text in, text out;
 # pm_epic_input reads and checks the input, pm_add touches the file.
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
-from ..core.pm_fit import fewest_that_fit
 from ..core.pm_parse import Epic, Subsection, parse_permanent
 from .pm_epic_input import (
     FIELD_LABELS,
@@ -139,37 +138,32 @@ def verify_epic(entry: Entry, text: str) -> None:
     )
 
 
-def fit_entry(
-    entry: Entry, count: Counter, limit: int = MAX_EPIC_TOKENS
-) -> tuple[Entry, list[Item]]:
-    """The entry within `limit` tokens, leaving out the fewest items, lowest confidence first
-    (no confidence counts as 1; among equals, tentative ones, then later ones), and the items
-    left out."""
-    if count(format_epic(entry)) <= limit:
-        return entry, []
-    order = sorted(
-        range(len(entry.items)),
-        key=lambda i: (
-            1.0 if entry.items[i].confidence is None else entry.items[i].confidence,
-            not entry.items[i].tentative,
-            -i,
-        ),
-    )
+class EpicOverLimit(InvalidEntry):
+    """An epic over the token limit: nothing is written, and the hint says what to shorten."""
 
-    def entry_without(n: int) -> Entry:
-        dropped = set(order[:n])
-        kept = tuple(item for i, item in enumerate(entry.items) if i not in dropped)
-        return entry._replace(items=kept)
+    def __init__(self, message: str, hint: str) -> None:
+        super().__init__(message)
+        self.hint = hint
 
-    if count(format_epic(entry_without(len(order)))) > limit:
+
+def check_limit(entry: Entry, count: Counter, limit: int = MAX_EPIC_TOKENS) -> None:
+    """Refuse an epic over `limit` tokens (EpicOverLimit): no item is ever left out quietly.
+    The hint names the longest item, or the intent when the epic is over without its items."""
+    tokens = count(format_epic(entry))
+    if tokens <= limit:
+        return
+    if count(format_epic(entry._replace(items=()))) > limit or not entry.items:
         shorten = "the intent or the keywords" if entry.keywords else "the intent"
         raise InvalidEntry(
             f"intent: the epic is over {limit} tokens even without its items; shorten {shorten}"
         )
-    left_out = fewest_that_fit(
-        1, len(order), lambda n: count(format_epic(entry_without(n))) <= limit
+    longest = max(entry.items, key=lambda item: count(item.text))
+    raise EpicOverLimit(
+        f"{entry.epic_id} is {tokens} tokens, over the {limit}-token limit of an epic; "
+        "nothing written",
+        f"shorten its longest item, {longest.where} ({count(longest.text)} tokens), or split "
+        f"the epic: some items under another ID, each epic within {limit} tokens",
     )
-    return entry_without(left_out), [entry.items[i] for i in order[:left_out]]
 
 
 def place_epic(existing: str, entry: Entry, replace: bool) -> tuple[str, str]:
@@ -181,7 +175,7 @@ def place_epic(existing: str, entry: Entry, replace: bool) -> tuple[str, str]:
     if same and not replace:
         raise DuplicateEpic(
             f"{entry.epic_id} is already in the file (line {same[0].start_line + 1}); "
-            "give --replace to replace it"
+            "give --append to add its items to it, or --replace to replace it"
         )
     if len(same) > 1:
         lines_at = ", ".join(str(epic.start_line + 1) for epic in same)
@@ -205,15 +199,3 @@ def find_placed(text: str, entry: Entry) -> Epic | None:
         if epic.epic_id == entry.epic_id and _read_back(epic) == expected_epic(entry):
             return epic
     return None
-
-
-def trimmed_note(epic_id: str, tokens: int, limit: int, dropped: Sequence[Item]) -> str:
-    shown = ", ".join(
-        item.where + ("" if item.confidence is None else f" ({item.confidence:.2f})")
-        for item in dropped
-    )
-    return (
-        f"note: {epic_id} was {tokens} tokens, over the {limit}-token limit of an epic; "
-        f"left out {len(dropped)} item{'s' if len(dropped) != 1 else ''}, lowest confidence "
-        f"first: {shown}"
-    )
