@@ -22,5 +22,5 @@ SKILL = "permanent-memory-loader"
 
 
 def skill_command(command: str) -> str:
-    """`the permanent-memory-loader skill's archive command`: a command as a hook's text names it."""
+    """A command as a hook's text names it (`the ... skill's archive command`)."""
     return f"the {SKILL} skill's {command} command"
