@@ -12,8 +12,9 @@ from ..core import pm_cli
 from ..core.pm_cli import MEMORY_FILE, PROG, project_dir
 from ..core.pm_errors import LoaderError
 from ..core.pm_load import decode
-from ..core.pm_parse import Epic, normalise_text, parse_permanent
-from ..core.pm_render import STAMP, safe_text
+from ..core.pm_fit import most_that_fit
+from ..core.pm_parse import Epic, normalise_text, parse_permanent, v2_marker
+from ..core.pm_render import STAMP, cut_line, safe_text
 from ..shared import memory_text
 from .pm_block import read_memory
 
@@ -21,6 +22,7 @@ HELP = "print whole epics by ID, cleaned, redacted and stamped"
 
 MAX_SHOW_CHARS = 8000  # well under what a tool result or a hook may carry
 MAX_LISTED_IDS = 10
+MIN_LINE_CHARS = 120  # a cut line still shows its beginning
 
 
 class UnknownEpic(LoaderError):
@@ -50,31 +52,55 @@ def find_epics(epics: Sequence[Epic], ids: Sequence[str]) -> list[Epic]:
 
 def section_text(lines: Sequence[str], epic: Epic) -> str:
     """The epic's section, cleaned: control characters out, secrets redacted, anything that
-    could pass for a stamp or a tag made inert."""
-    raw = "\n".join(lines[epic.start_line : epic.end_line]).strip("\n")
+    could pass for a stamp or a tag made inert. The `<!-- af-memory:v2 … -->` marker line is
+    left out: it is the writer's bookkeeping, and cleaned it would read as a mangled tag."""
+    section = lines[epic.start_line : epic.end_line]
+    raw = "\n".join(line for line in section if v2_marker(line) is None).strip("\n")
     return memory_text.clean(raw)
 
 
 def show_text(text: str, ids: Sequence[str], max_chars: int = MAX_SHOW_CHARS) -> str:
-    """The stamp, then each asked-for epic's whole section, a blank line between them; cut at
-    a line end with a note when over max_chars."""
+    """The stamp, then each asked-for epic's whole section, a blank line between them. Over
+    max_chars, each long line is cut to the longest length that lets every line's beginning
+    fit; only when even MIN_LINE_CHARS a line is too much are the last lines left out. A note
+    says what was cut."""
     lines = normalise_text(text).split("\n")
     chosen = find_epics(parse_permanent(text), ids)
     body = "\n\n".join(section_text(lines, epic) for epic in chosen)
     shown = f"{STAMP}\n{body}\n"
     if len(shown) <= max_chars:
         return shown
-    note = "(cut at {:,} characters: {} more lines not shown; ask for fewer epics at a time)"
     all_lines = shown.split("\n")[:-1]
-    kept: list[str] = []
-    size = 0
-    for index, line in enumerate(all_lines):
-        rest = note.format(max_chars, len(all_lines) - index)
-        if size + len(line) + 1 + len(rest) + 1 > max_chars:
-            return "\n".join([*kept, rest]) + "\n"
-        kept.append(line)
-        size += len(line) + 1
-    return shown  # not reached: the whole text was over max_chars
+    longest = max(map(len, all_lines))
+
+    def cut_to(limit: int) -> list[str]:
+        return [cut_line(line, limit) for line in all_lines]
+
+    def cut_note(limit: int) -> str:
+        cut = sum(len(line) > limit for line in all_lines)
+        return (
+            f"(long lines cut to {limit:,} characters, {cut} of them, to keep within "
+            f"{max_chars:,}; read the file for the rest)"
+        )
+
+    def size(kept: Sequence[str]) -> int:
+        return sum(len(line) + 1 for line in kept)
+
+    fits_at = most_that_fit(
+        MIN_LINE_CHARS, longest, lambda n: size([*cut_to(n), cut_note(n)]) <= max_chars
+    )
+    kept = cut_to(fits_at)
+    if size([*kept, cut_note(fits_at)]) <= max_chars:
+        return "\n".join([*kept, cut_note(fits_at)]) + "\n"
+    cut = f"lines cut to {fits_at:,} characters and " if fits_at < longest else ""
+    note = "({}cut at {:,} characters: {} more lines not shown; ask for fewer epics at a time)"
+    out: list[str] = []
+    for index, line in enumerate(kept):
+        rest = note.format(cut, max_chars, len(kept) - index)
+        if size(out) + len(line) + 1 + len(rest) + 1 > max_chars:
+            return "\n".join([*out, rest]) + "\n"
+        out.append(line)
+    return "\n".join(out) + "\n"  # not reached: the cut lines were over max_chars
 
 
 def build_parser() -> argparse.ArgumentParser:
