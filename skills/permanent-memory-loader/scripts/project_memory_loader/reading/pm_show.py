@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from ..core import pm_cli
 from ..core.pm_cli import MEMORY_FILE, PROG, project_dir
 from ..core.pm_errors import LoaderError
-from ..core.pm_load import decode
 from ..core.pm_fit import most_that_fit
+from ..core.pm_load import decode
 from ..core.pm_parse import Epic, normalise_text, parse_permanent, v2_marker
 from ..core.pm_render import STAMP, cut_line, safe_text
 from ..shared import memory_text
