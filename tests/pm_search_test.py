@@ -99,6 +99,28 @@ def test_an_epic_id_selects_its_entries(isolated_env: Path, loader: Any) -> None
     assert len(lines) == 4
 
 
+def test_a_file_too_large_to_count_says_it_was_not_searched(
+    isolated_env: Path, loader: Any, tmp_path: Path
+) -> None:
+    # It used to answer `No entries match …` and nothing more.
+    memory = tmp_path / ".claude" / "memory"
+    memory.mkdir(parents=True)
+    path = memory / "permanent_memory.md"
+    path.write_text("## Epic: BIG-1 \u2014 ledger\n### Gotchas discovered\n" + "- " + "x" * 200_000)
+    result = loader(["search", "ledger", "--project-dir", str(tmp_path)])
+    assert (result.code, result.err) == (0, "")
+    assert result.out == (
+        f"{LOADER_STAMP}\n"
+        'No entries match "ledger" (0 entries searched, 0 archive files included).\n'
+        f"{path} was not searched: too large to count, so the loader skips it; move old "
+        "epics to the archive, which search reads: permanent_memory.py archive\n"
+    )
+    data = json.loads(
+        loader(["search", "ledger", "--project-dir", str(tmp_path), "--format", "json"]).out
+    )
+    assert data["skipped"] == result.out.splitlines()[2]
+
+
 def test_no_memory_file(isolated_env: Path, loader: Any, tmp_path: Path) -> None:
     for command in (["search", "x"], ["inspect", "--prompt", "x"]):
         result = loader([*command, "--project-dir", str(tmp_path)])

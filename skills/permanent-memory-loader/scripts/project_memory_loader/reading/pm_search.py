@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from ..core import pm_cli
-from ..core.pm_cli import MEMORY_FILE, plural, project_dir
+from ..core.pm_cli import MEMORY_FILE, PROG, plural, project_dir
 from ..core.pm_load import decode
 from ..core.pm_render import NO_STATES, States, safe_text
 from ..evidence import pm_evidence
@@ -28,6 +28,7 @@ class ProjectIndex(NamedTuple):
     built: pm_recall.Index
     loaded: LoadedSummary
     archives: list[str]  # the archive files read, as archive/NAME.md
+    skipped: str  # why the memory file itself was not searched ("" when it was)
 
 
 def project_index(args: argparse.Namespace) -> ProjectIndex | None:
@@ -47,7 +48,18 @@ def project_index(args: argparse.Namespace) -> ProjectIndex | None:
     epics = summary.epics if usable else []
     states = summary.evidence.states
     index = index_files(epics, lines, archives, summary.block.text, tokenizer.count, states)
-    return ProjectIndex(index, loaded, [name for name, _ in archives])
+    skipped = "" if usable else skipped_line(found.path, summary.block.reason)
+    return ProjectIndex(index, loaded, [name for name, _ in archives], skipped)
+
+
+def skipped_line(path: object, reason: str) -> str:
+    """Why the memory file was not searched: the loader skips it as a whole (`reason` is the
+    skipped block's, e.g. `file over 8000 tokens`), and what to do."""
+    why = reason.removeprefix("file ")
+    return (
+        f"{path} was not searched: {why}, so the loader skips it; move old epics to the "
+        f"archive, which search reads: {PROG} archive"
+    )
 
 
 def no_file(args: argparse.Namespace) -> int:
@@ -86,6 +98,7 @@ def search(args: argparse.Namespace) -> int:
                 "terms": asked,
                 "entries_searched": len(entries),
                 "archive_files": found.archives,
+                "skipped": found.skipped or None,
                 "results": [result_json(entries[n], scores[n], matched[n]) for n in order],
             }
         )
@@ -104,6 +117,8 @@ def search(args: argparse.Namespace) -> int:
         )
         states = found.loaded.summary.evidence.states
         out += [search_line(entries[n], states) for n in order]
+    if found.skipped:
+        out.append(found.skipped)
     sys.stdout.write("\n".join(out) + "\n")
     return 0
 
