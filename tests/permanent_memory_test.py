@@ -451,7 +451,7 @@ def test_hook_output_stays_under_10000_characters_for_a_huge_file(
     result = hook(tmp_path, project, "SessionStart")
     assert result.code == 0 and len(result.out) < 10_000
     assert result.out == (
-        f"{STAMP}\npermanent_memory.md not loaded: 50.0 MB, over 8000 tokens. "
+        f"{STAMP}\npermanent_memory.md not loaded: 50.0 MB, over 8000 tokens.\n"
         "Archive old epics with the permanent-memory-loader skill's archive command.\n"
     )
 

@@ -64,7 +64,7 @@ def test_a_file_over_8000_tokens_is_skipped_counting_only_the_start() -> None:
     assert sum(tokenizer.counted) < len(BIG)  # stopped before the end
     assert summary.file_tokens < Tokenizer().count(pm_load.decode(BIG))
     assert summary.block.text == (
-        f"{STAMP}\npermanent_memory.md not loaded: 59.3 KB, over 8000 tokens. "
+        f"{STAMP}\npermanent_memory.md not loaded: 59.3 KB, over 8000 tokens.\n"
         "Archive old epics with the permanent-memory-loader skill's archive command.\n"
     )
 

@@ -468,12 +468,12 @@ def test_content_is_cleaned() -> None:
 def test_render_skipped(real: Callable[[str], int]) -> None:
     block = render_skipped(61_000, Budget(), real)
     assert block.text == (
-        f"{STAMP}\npermanent_memory.md not loaded: 59.6 KB, over 8000 tokens. "
+        f"{STAMP}\npermanent_memory.md not loaded: 59.6 KB, over 8000 tokens.\n"
         "Archive old epics with the permanent-memory-loader skill's archive command.\n"
     )
     assert (block.level, block.reason) == ("skipped", "file over 8000 tokens")
     assert render_skipped(3 * 1024 * 1024, Budget(), len, estimated=True).text == (
-        f"{STAMP}\npermanent_memory.md not loaded: 3.0 MB, over 8000 tokens (estimated). "
+        f"{STAMP}\npermanent_memory.md not loaded: 3.0 MB, over 8000 tokens (estimated).\n"
         "Archive old epics with the permanent-memory-loader skill's archive command.\n"
     )
     # Shorter when the hard cap is small, then the stamp alone, then nothing.

@@ -465,7 +465,8 @@ def render_skipped(
     saying what to do."""
     over = over or f"over {SKIP_TOKENS} tokens" + (" (estimated)" if estimated else "")
     candidates = (
-        f"permanent_memory.md not loaded: {human_size(size)}, {over}. "
+        # Two lines, each within MAX_LINE_CHARS (the hook's text names the skill's command).
+        f"permanent_memory.md not loaded: {human_size(size)}, {over}.\n"
         f"Archive old epics with {pm_names.skill_command('archive')}.",
         f"permanent_memory.md not loaded: {over}",
     )
