@@ -284,3 +284,42 @@ def test_properties(
     lost = {e for e in before - after if not any(e[:-1] in a for a in after)}
     assert not lost
     assert support.token_count(live.read_text() if live.exists() else "")[0] <= LIVE_TOKENS
+
+
+LOG4BRAINS_RECORD = """# Use Log4brains to manage the ADRs
+
+- Status: {status}
+- Date: 2021-08-26
+
+## Context and Problem Statement
+
+We want to record decisions.
+
+## Decision Outcome
+
+Chosen option: "Log4brains", because it keeps the records beside the code.
+"""
+
+
+def test_log4brains_folders_come_from_its_config(tmp_path: Path) -> None:
+    repo = support.make_repo(tmp_path)
+    repo.write(
+        ".log4brains.yml",
+        "project:\n  name: shop\n  adrFolder: ./docs/adr\n  packages:\n"
+        "    - name: billing\n      path: ./packages/billing\n"
+        "      adrFolder: ./packages/billing/adr\n",
+    )
+    repo.write("docs/adr/20210826-use-log4brains.md", LOG4BRAINS_RECORD.format(status="accepted"))
+    draft = LOG4BRAINS_RECORD.replace("Log4brains", "Stripe").format(status="draft")
+    repo.write("packages/billing/adr/20220101-use-stripe.md", draft)
+    repo.write("notes/todo.md", "# nothing\n")
+    res = repo.loader("import", ".", "--now", NOW)
+    assert res.out.splitlines() == [
+        "would add ADR-use-log4brains from docs/adr/20210826-use-log4brains.md: Use Log4brains "
+        "to manage the ADRs",
+        "would add ADR-use-stripe from packages/billing/adr/20220101-use-stripe.md: Use Stripe "
+        "to manage the ADRs",
+        "2 records (2 would add), 0 files skipped; nothing written (dry run: --write writes "
+        + str(repo.path / support.MEMORY)
+        + ")",
+    ]

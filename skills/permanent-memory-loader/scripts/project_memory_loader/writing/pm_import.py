@@ -82,6 +82,12 @@ def gather(root: Path, given: Sequence[str]) -> tuple[list[tuple[str, Path]], li
             skipped.append(Skip(name, f"outside the project ({exc.real})"))
             continue
         if path.is_dir():
+            folders = log4brains_folders(root, path)
+            if folders:
+                files_in, skipped_in = gather(root, [str(f) for f in folders])
+                files.extend(files_in)
+                skipped.extend(skipped_in)
+                continue
             for folder, dirs, names in os.walk(path):
                 dirs[:] = sorted(d for d in dirs if not d.startswith(".") or d in (".claude",
                                  ".cursor", ".github", ".rules", ".instructions"))  # fmt: skip
@@ -93,6 +99,31 @@ def gather(root: Path, given: Sequence[str]) -> tuple[list[tuple[str, Path]], li
         else:
             skipped.append(Skip(name, "not found"))
     return files, skipped
+
+
+def log4brains_folders(root: Path, path: Path) -> list[Path]:
+    """The record folders a `.log4brains.yml` in `path` names (`project.adrFolder` and each
+    package's `adrFolder`, relative to it), when it has one; else none."""
+    config = path / ".log4brains.yml"
+    if not config.is_file():
+        return []
+    text = read_record(root, config)
+    if isinstance(text, Skip):
+        return []
+    import yaml
+
+    try:
+        data = yaml.safe_load(text)
+    except (yaml.YAMLError, RecursionError, ValueError):
+        return []
+    project = data.get("project") if isinstance(data, dict) else None
+    if not isinstance(project, dict):
+        return []
+    named = [project.get("adrFolder")]
+    packages = project.get("packages")
+    if isinstance(packages, list):
+        named += [p.get("adrFolder") for p in packages if isinstance(p, dict)]
+    return [path / folder for folder in named if isinstance(folder, str) and folder]
 
 
 def read_record(root: Path, path: Path) -> str | Skip:
