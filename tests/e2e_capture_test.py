@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import support
 from conftest import ROOT
 from e2e_claude_code_test import (
     PLUGIN_ID,
@@ -225,7 +226,8 @@ def test_pause_then_a_new_session_resumes_the_snapshot(
         user = installed_user(claude_bin, api, home)
     else:  # the plugin's memory_dir option: the hook reads there, so pause must write there
         user = ClaudeUser(claude_bin, api, home)
-        user.ok("plugin", "marketplace", "add", str(ROOT), cwd=home)
+        source = support.clean_checkout(tmp_path)
+        user.ok("plugin", "marketplace", "add", str(source), cwd=home)
         user.ok("plugin", "install", PLUGIN_ID, "--config", f"memory_dir={memory_dir}", cwd=home)
     folder = memory_dir or "memory"
     project = new_project(tmp_path, "Billing API (v2)")

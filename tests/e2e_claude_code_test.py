@@ -19,6 +19,7 @@ from typing import Any
 
 import fake_anthropic
 import pytest
+import support
 from conftest import LOADER_DIR, MANAGER_DIR, ROOT
 from e2e_env import clean_env
 from fake_anthropic import FakeAnthropic, last_tool_results, tool_names, tool_use
@@ -269,7 +270,9 @@ def test_installed_plugin_puts_blocks_in_front_of_the_model(
     claude_bin: Path, api: FakeAnthropic, tmp_path: Path
 ) -> None:
     user = ClaudeUser(claude_bin, api, tmp_path / "home")
-    out = user.ok("plugin", "marketplace", "add", str(ROOT), cwd=tmp_path)
+    out = user.ok(
+        "plugin", "marketplace", "add", str(support.clean_checkout(tmp_path)), cwd=tmp_path
+    )
     assert MARKETPLACE in out
     out = user.ok("plugin", "install", PLUGIN_ID, cwd=tmp_path)
     assert f"Successfully installed plugin: {PLUGIN_ID}" in out
@@ -342,7 +345,7 @@ def test_a_prompt_gets_the_entries_relevant_to_it_once(
     claude_bin: Path, api: FakeAnthropic, tmp_path: Path
 ) -> None:
     user = ClaudeUser(claude_bin, api, tmp_path / "home")
-    user.ok("plugin", "marketplace", "add", str(ROOT), cwd=tmp_path)
+    user.ok("plugin", "marketplace", "add", str(support.clean_checkout(tmp_path)), cwd=tmp_path)
     user.ok("plugin", "install", PLUGIN_ID, cwd=tmp_path)
     project = demo_copy(tmp_path)
     env = option_env(user.env)
@@ -376,7 +379,7 @@ def test_a_prompt_gets_the_entries_relevant_to_it_once(
 
 def test_user_options_reach_the_hooks(claude_bin: Path, api: FakeAnthropic, tmp_path: Path) -> None:
     user = ClaudeUser(claude_bin, api, tmp_path / "home")
-    user.ok("plugin", "marketplace", "add", str(ROOT), cwd=tmp_path)
+    user.ok("plugin", "marketplace", "add", str(support.clean_checkout(tmp_path)), cwd=tmp_path)
     options = {
         "every_turn": "true",
         "stale_days": "30",

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import support
 from conftest import ROOT, pinned_client
 from e2e_claude_code_test import (
     NEW_EPIC,
@@ -295,26 +296,6 @@ class AppServer:
         return thread
 
 
-def clean_checkout(tmp_path: Path) -> Path:
-    """The repository's files as a fresh clone has them (tracked and not ignored), nothing more:
-    Codex copies a local plugin's folder whole into its cache, so a user installs from a clone,
-    not from a working copy with `.venv/` and `node_modules/` in it."""
-    listed = subprocess.run(
-        ["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        capture_output=True,
-        check=True,
-        timeout=60,
-    ).stdout.decode()
-    checkout = tmp_path / "src" / "project-memory"
-    for name in filter(None, listed.split("\0")):
-        source = ROOT / name
-        if source.is_file():
-            target = checkout / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(source, target)
-    return checkout
-
-
 def readme_codex_commands() -> list[list[str]]:
     """The `codex …` lines of README.md's Install section, as argument lists."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -341,7 +322,7 @@ def readme_exec_flags() -> list[str]:
 def installed_user(codex: Path, api: FakeResponses, tmp_path: Path, **settings: Any) -> CodexUser:
     """A user who installed the plugin with the README's own commands, from a clean checkout."""
     user = CodexUser(codex, api, tmp_path / "home", **settings)
-    checkout = clean_checkout(tmp_path)
+    checkout = support.clean_checkout(tmp_path)
     for command in readme_install_commands():
         user.ok(*command[1:], cwd=checkout.parent)
     return user

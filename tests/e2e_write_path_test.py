@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import support
 import yaml
 from conftest import ROOT
 from e2e_claude_code_test import (
@@ -159,7 +160,8 @@ def succeeded(result: ToolResult) -> str:
 
 def installed_user(claude: Path, api: FakeAnthropic, home: Path) -> ClaudeUser:
     user = ClaudeUser(claude, api, home)
-    user.ok("plugin", "marketplace", "add", str(ROOT), cwd=home)
+    source = support.clean_checkout(home.parent)  # what a user installs from: a clone
+    user.ok("plugin", "marketplace", "add", str(source), cwd=home)
     user.ok("plugin", "install", PLUGIN_ID, cwd=home)
     return user
 

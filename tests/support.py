@@ -26,7 +26,7 @@ from types import ModuleType
 from typing import Any, Callable
 
 import pytest
-from conftest import LOADER_DIR, MANAGER_DIR
+from conftest import LOADER_DIR, MANAGER_DIR, ROOT
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -196,6 +196,27 @@ def tree(root: Path) -> dict[str, bytes]:
         for p in sorted(root.rglob("*"))
         if p.is_file() and "__pycache__" not in p.parts
     }
+
+
+def clean_checkout(folder: Path) -> Path:
+    """The repository's files as a fresh clone has them (tracked, and untracked ones git does
+    not ignore), copied under `folder`: what a user installs the plugin from. The working copy
+    also holds `.venv/` and `scripts/e2e/node_modules/`, which a client copies whole when it
+    installs a local plugin, while other tests run those very clients' files."""
+    listed = subprocess.run(
+        ["git", "-C", str(ROOT), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        capture_output=True,
+        check=True,
+        timeout=60,
+    ).stdout.decode()
+    checkout = folder / "src" / "project-memory"
+    for name in filter(None, listed.split("\0")):
+        source = ROOT / name
+        if source.is_file() and not source.is_symlink():
+            target = checkout / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+    return checkout
 
 
 def clean_env(tmp: Path | None = None, *, keep_python: bool = True, **extra: str) -> dict[str, str]:
