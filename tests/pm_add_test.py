@@ -462,7 +462,7 @@ def test_add_refuses_invalid_input(loader: Any, tmp_path: Path, data: object, me
             "--input: not valid JSON: Expecting property name enclosed in double "
             "quotes: line 1 column 2 (char 1)",
         ),
-        (b"\xff{}", "--input: not UTF-8 (byte 0)"),
+        (b"\xff{}", "--input: not UTF-8 at byte offset 0"),
         ("[" * 10 + " " * pm_add.MAX_INPUT_BYTES, "--input: over 1024 KiB; an epic is a summary"),
         ("[" * 100000, "--input: not valid JSON: nested too deeply"),
     ],
@@ -601,7 +601,7 @@ def test_add_leaves_alone_what_it_cannot_rewrite_faithfully(loader: Any, tmp_pat
     assert latin1 == Result(
         1,
         "",
-        f"{path} is not UTF-8 text (byte 11, line 1); fix it first, nothing was written\n",
+        f"{path} is not UTF-8 text at byte offset 11 (line 1); fix it first, nothing was written\n",
     )
     utf16 = _refused(loader, tmp_path, lambda p: p.write_bytes("## Epic: A\n".encode("utf-16")))
     assert utf16 == Result(

@@ -143,7 +143,7 @@ def test_check_stdin_and_encodings(loader: Any, tmp_path: Path) -> None:
     assert result.code == 1
     assert (
         result.out.splitlines()[0]
-        == "-:1: error: not UTF-8 (byte 13); the loader shows \ufffd for it"
+        == "-:1: error: not UTF-8 at byte offset 13 (line 1); the loader shows \ufffd for it"
     )
     utf16 = CASES / "utf16-bom" / "permanent_memory.md"
     result = loader(["check", str(utf16), *EST])
@@ -227,4 +227,37 @@ def test_pre_commit_hook_entry_runs(tmp_path: Path) -> None:
     assert results[0].stdout.endswith("2 epics, 143 tokens (max 8000): 0 errors, 0 warnings\n")
     assert (
         f"{bad}:23: error: duplicate epic ID OK-1 (first at line 3); keep one" in results[1].stdout
+    )
+
+
+def test_a_heading_missing_its_space_is_named_not_blamed_on_a_merge(
+    loader: Any, tmp_path: Path
+) -> None:
+    # It used to say two versions of FEAT-1 were interleaved by a line-based merge.
+    path = tmp_path / "permanent_memory.md"
+    path.write_text(
+        "## Epic: FEAT-1 \u2014 one\n**Completed:** 2026-01-01\n### Gotchas discovered\n- a\n\n"
+        "##Epic: FEAT-2 \u2014 two\n### Gotchas discovered\n- b\n\n"
+        "```\n# Epic: in a fence is left alone\n```\n"
+    )
+    result = loader(["check", str(path), *EST])
+    assert result.code == 1
+    assert result.out.splitlines()[:-1] == [
+        f"{path}:6: error: '##Epic: FEAT-2 \u2014 two' is not an epic heading (the space after "
+        "## is missing); write '## Epic: FEAT-2 \u2014 two'"
+    ]
+    first = tmp_path / "first.md"
+    first.write_text("# Epic: X-1 \u2014 one\n### Gotchas discovered\n- a\n")
+    result = loader(["check", str(first), *EST])
+    assert result.out.splitlines()[1:-1] == [
+        f"{first}:1: error: '# Epic: X-1 \u2014 one' is not an epic heading (an epic heading is "
+        "## (two #), a space, then Epic:); write '## Epic: X-1 \u2014 one'"
+    ]
+
+
+def test_a_byte_that_is_not_utf8_is_given_by_offset_and_line(loader: Any) -> None:
+    data = b"## Epic: A-1 \xe2\x80\x94 a\n**Completed:** 2026-01-01\n- caf\xe9\n"
+    result = loader(["check", "--file", "-", *EST], data)
+    assert result.out.splitlines()[0] == (
+        "-:3: error: not UTF-8 at byte offset 50 (line 3); the loader shows \ufffd for it"
     )

@@ -251,3 +251,14 @@ def test_json(tmp_path: Path, env: dict[str, str]) -> None:
     assert [c["name"] for c in data["checks"]][:4] == ["python", "tiktoken", "encoding", "cache"]
     # the memory manager's doctor's record (doctor_report.DoctorCheck): the same keys, same order
     assert list(data["checks"][0]) == ["name", "status", "detail", "fix"]
+
+
+def test_one_epic_is_said_in_the_singular(tmp_path: Path, env: dict[str, str]) -> None:
+    text = "## Epic: A-1 \u2014 one\n**Completed:** 2026-01-01\n### Gotchas discovered\n- a\n"
+    project = project_with(tmp_path, text=text)
+    result = doctor(project, env)
+    size = len(text.encode())
+    assert lines_by_name(result.stdout)["memory"] == (
+        f"ok    memory    {project}/.claude/memory/permanent_memory.md: 1 epic, {size} bytes; "
+        "block: everything"
+    )

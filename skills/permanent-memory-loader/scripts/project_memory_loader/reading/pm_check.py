@@ -48,7 +48,12 @@ def read_for_check(path: str, root: Path | None = None) -> tuple[str, list[Findi
         bad = first_undecodable(data)
         if bad is not None:
             findings.append(
-                Finding(bad[1], ERROR, f"not UTF-8 (byte {bad[0]}); the loader shows \ufffd for it")
+                Finding(
+                    bad[1],
+                    ERROR,
+                    f"not UTF-8 at byte offset {bad[0]} (line {bad[1]}); the loader shows "
+                    "\ufffd for it",
+                )
             )
     return decode(data), findings
 

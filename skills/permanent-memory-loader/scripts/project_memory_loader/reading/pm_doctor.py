@@ -196,7 +196,11 @@ def check_memory_file(project: Path) -> list[DoctorCheck]:
     block = summary.block
     shown = f"trimmed for the token budget, {block.trimmed}" if block.trimmed else "everything"
     checks.append(
-        DoctorCheck("memory", OK, f"{path}: {len(epics)} epics, {size:,} bytes; block: {shown}")
+        DoctorCheck(
+            "memory",
+            OK,
+            f"{path}: {pm_cli.plural(len(epics), 'epic')}, {size:,} bytes; block: {shown}",
+        )
     )
     undated = [safe_text(epic.epic_id) or "?" for epic in epics if epic.completed_at is None]
     if undated:

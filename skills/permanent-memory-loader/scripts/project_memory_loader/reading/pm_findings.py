@@ -5,6 +5,7 @@
 # pm_parse, so the check and the loader always agree on what is a heading.
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import NamedTuple
@@ -15,6 +16,7 @@ from ..core.pm_parse import (
     LABELS,
     Epic,
     entry_text,
+    epic_heading,
     normalise_text,
     parse_permanent,
     subsection_heading,
@@ -313,7 +315,9 @@ def check_text(
     if not epics:
         findings.append(Finding(1, WARNING, "no '## Epic:' section; the loader shows nothing"))
     findings.extend(conflict_findings(lines, epics))
-    findings.extend(torn_findings(lines, epics))
+    typos = heading_typos(lines)
+    findings.extend(typos)
+    findings.extend(not_after_typo(torn_findings(lines, epics), typos, epics))
     findings.sort(key=lambda finding: finding.line)
     return Report(findings, sizes, total)
 
@@ -357,6 +361,50 @@ def conflict_findings(lines: Sequence[str], epics: Sequence[Epic]) -> list[Findi
             )
         )
     return findings
+
+
+_NEAR_EPIC_HEADING = re.compile(r"[ \t]{0,3}#{1,6}[ \t]*epic[ \t]*:[ \t]*(.*)", re.IGNORECASE)
+
+
+def heading_typos(lines: Sequence[str]) -> list[Finding]:
+    """Lines meant as an epic heading that the loader does not read as one (`##Epic: X`,
+    `# Epic: X`), outside code fences: the fix is the heading, not a merge."""
+    findings = []
+    fenced = False
+    for index, line in enumerate(lines):
+        if line.lstrip(" \t").startswith(("```", "~~~")):
+            fenced = not fenced
+            continue
+        near = None if fenced else _NEAR_EPIC_HEADING.fullmatch(line)
+        if near is not None and epic_heading(line) is None:
+            fixed = cut_line(safe_text(f"## Epic: {near.group(1).strip()}"), 60)
+            shown = cut_line(safe_text(line), 60)
+            why = (
+                "the space after ## is missing"
+                if line.lstrip(" \t").startswith("##") and line.lstrip(" \t")[2:3] not in "# \t"
+                else "an epic heading is ## (two #), a space, then Epic:"
+            )
+            findings.append(
+                Finding(
+                    index + 1, ERROR, f"'{shown}' is not an epic heading ({why}); write '{fixed}'"
+                )
+            )
+    return findings
+
+
+def not_after_typo(
+    torn: Sequence[Finding], typos: Sequence[Finding], epics: Sequence[Epic]
+) -> list[Finding]:
+    """The torn-epic findings a heading typo does not explain: one that follows a typo with no
+    real epic heading between them is the typo's doing, not a merge's."""
+    starts = [epic.start_line + 1 for epic in epics]
+    kept = []
+    for finding in torn:
+        typo = max((t.line for t in typos if t.line < finding.line), default=0)
+        start = max((line for line in starts if line < finding.line), default=0)
+        if not typo or typo < start:
+            kept.append(finding)
+    return kept
 
 
 def torn_findings(lines: Sequence[str], epics: Sequence[Epic]) -> list[Finding]:

@@ -60,7 +60,7 @@ def read_input(source: str, flag: str = "--input") -> str:
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InvalidEntry(f"{flag}: not UTF-8 (byte {exc.start})") from None
+        raise InvalidEntry(f"{flag}: not UTF-8 at byte offset {exc.start}") from None
 
 
 def parse_json_input(text: str) -> object:

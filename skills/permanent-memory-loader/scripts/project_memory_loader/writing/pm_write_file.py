@@ -81,7 +81,7 @@ def read_for_writing(path: Path) -> FileText | None:
     bad = first_undecodable(data)
     if bad is not None:
         raise MemoryFileError(
-            f"{path} is not UTF-8 text (byte {bad[0]}, line {bad[1]}); fix it first, "
+            f"{path} is not UTF-8 text at byte offset {bad[0]} (line {bad[1]}); fix it first, "
             "nothing was written"
         )
     raw = data.decode("utf-8")
