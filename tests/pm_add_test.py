@@ -1194,3 +1194,16 @@ def test_add_writes_the_paths_line_after_the_keywords_and_never_shows_it(
     )
     assert lines.code == 0, lines.err
     assert "\n**Paths:** src/b/**, src/c.py\n" in memory_file(tmp_path).read_text(encoding="utf-8")
+
+
+def test_append_keeps_the_v2_markers_item_count_right(loader: Any, tmp_path: Path) -> None:
+    # items= used to stay at what add wrote, whatever --append added after.
+    add = ["add", "--project-dir", str(tmp_path), "--input", "-", *EST]
+    loader(add, json.dumps({**OK, "decisions": ["a", "b"]}))
+    result = loader([*add, "--append"], json.dumps({"id": "A-1", "gotchas": ["c"]}))
+    assert result.code == 0, result.err
+    [marker] = [line for line in memory_file(tmp_path).read_text().split("\n") if "items=" in line]
+    assert " items=3 " in marker
+    again = loader([*add, "--append"], json.dumps({"id": "A-1", "gotchas": ["c", "d"]}))
+    assert again.code == 0, again.err
+    assert " items=4 " in memory_file(tmp_path).read_text()

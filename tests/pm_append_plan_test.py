@@ -90,7 +90,7 @@ CASES = [
         "v2-entries-are-typed",
         V2,
         {"gotchas": [{"text": "duplicates arrive", "confidence": 0.9}]},
-        V2 + "- [gotcha] duplicates arrive (confidence: 0.90)\n",
+        V2.replace(" items=1 ", " items=2 ") + "- [gotcha] duplicates arrive (confidence: 0.90)\n",
     ),
     (
         "an-empty-subsection-takes-it-under-its-heading",
@@ -406,10 +406,15 @@ def test_append_only_inserts_lines_and_is_idempotent(
     before = pm_parse.parse_permanent(text)
     result = append_entries(text, epic, made)
     # Every line on file is still there, in the same order, but the epic's Keywords line,
-    # which may only grow at its end (before a bold closer).
+    # which may only grow at its end (before a bold closer), and its v2 marker, whose items=
+    # count grows by the items added.
     old_lines, new_lines = text.split("\n"), result.text.split("\n")
     changed = epic.keywords_line if result.keywords else None
-    kept = [line for n, line in enumerate(old_lines) if n != changed]
+    marker = epic.marker_lines[0] if result.added and epic.marker_lines else None
+    kept = [line for n, line in enumerate(old_lines) if n not in (changed, marker)]
+    if marker is not None and " items=" in old_lines[marker]:
+        count = int(old_lines[marker].split(" items=")[1].split()[0])
+        assert f" items={count + len(result.added)} " in result.text
     assert is_subsequence(kept, new_lines)
     assert len(new_lines) >= len(old_lines) + (1 if result.keywords and changed is None else 0)
     if changed is not None:

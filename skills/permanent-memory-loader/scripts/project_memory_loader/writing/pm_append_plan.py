@@ -11,6 +11,7 @@
 # the appended entries and keywords.
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 from ..core.pm_errors import LoaderError
@@ -224,6 +225,9 @@ def _split_new_paths(epic: Epic, entry: Entry) -> tuple[list[str], list[str], li
     return fits, left_out, skipped
 
 
+_ITEMS_COUNT = re.compile(r"(\sitems=)([0-9]{1,9})(?=\s)")
+
+
 def append_entries(existing: str, epic: Epic, entry: Entry) -> Appended:
     """`existing` (normalised text holding `epic`) with the entry's new items appended to the
     epic's subsections. The entry's own ID, intent, summary and completion are not used: the
@@ -249,6 +253,12 @@ def append_entries(existing: str, epic: Epic, entry: Entry) -> Appended:
         added.extend((label, item) for item in items)
     lines = existing.split("\n")
     inserts = _insertions(lines, epic, laid_out)
+    if added and epic.marker_lines:  # the v2 marker's items= counts the items written
+        at_line = epic.marker_lines[0]
+        lines = [*lines]
+        lines[at_line] = _ITEMS_COUNT.sub(
+            lambda found: f"{found[1]}{int(found[2]) + len(added)}", lines[at_line], count=1
+        )
     if terms:
         texts = [keyword.text for keyword in terms]
         if epic.keywords_line is not None:  # the one line that changes, in place
