@@ -388,7 +388,13 @@ class Bench:
         except (OSError, ValueError, LookupError) as exc:
             where = f"{self.plugin_root}/hooks/hooks.json"
             raise BenchError(f"no {event} hook in {where}: {exc}") from exc
-        argv = shlex.split(command.replace("${CLAUDE_PLUGIN_ROOT}", str(self.plugin_root)))
+        # The command tries python3, then python, then py -3 (docs/install.md, "Windows"); what
+        # each of them runs is the same `-S SCRIPT hook`, taken from its first line that names it.
+        command = command.replace("${CLAUDE_PLUGIN_ROOT}", str(self.plugin_root))
+        found = re.search(r'-S "([^"]+)" hook', command)
+        if found:
+            return [self.python, "-S", found.group(1), "hook"]
+        argv = shlex.split(command)
         return [self.python, *argv[1:]] if argv[0] in ("python3", "python") else argv
 
     def script(self, skill: str, *args: str) -> list[str]:

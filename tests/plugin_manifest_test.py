@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -28,13 +27,39 @@ CODEX_MARKETPLACE_JSON = ROOT / ".agents" / "plugins" / "marketplace.json"
 # The hooks start without `site` (`-S`: no site-packages, nothing the user's .pth files run), most
 # of an interpreter's start: the loader's need the standard library only; the manager's add the
 # site-packages folders when a cache miss needs PyYAML (mm_frontmatter.require_yaml).
-LOADER_HOOK = (
-    'python3 -S "${CLAUDE_PLUGIN_ROOT}/skills/permanent-memory-loader/scripts/'
-    'permanent_memory.py" hook'
-)
-MANAGER_HOOK = (
-    'python3 -S "${CLAUDE_PLUGIN_ROOT}/skills/ski-memory-manager/scripts/memory_manager.py" hook'
-)
+#
+# Every hook command is this one launcher (docs/install.md, "Windows"), a rule for any hook
+# added later: one text that is both a POSIX shell script (Git Bash, /bin/sh) and a PowerShell
+# script, since Claude Code runs a hook that names no "shell" in Git Bash on Windows, or in
+# PowerShell where Git Bash is absent. Line 1 is an `echo` to /dev/null for the shell (the rest
+# of the line a comment), and for PowerShell a string and then `<#`, a block comment that hides
+# line 2 up to the `#>` of its end. Line 2, the shell's: python3, then python, then `py -3`,
+# the next one only when the one before did not run the hook: 127 (not found), 126 (cannot be
+# run), 49 (the Microsoft Store alias: its 9009 as Git Bash reports it), 2 (an interpreter that
+# cannot open the script; the hooks themselves never exit 2). `exit` ends the shell there, so it
+# never reads line 3. Line 3, PowerShell's: the same order, the next one when the one before
+# failed and either was not found ($LASTEXITCODE unset) or gave 2 or 9009. In the common case
+# (python3 works) one interpreter starts.
+RETRY_STATUSES = "2|49|126|127"
+
+
+def launcher(script: str) -> str:
+    """The hook command that runs `script` (a path under skills/) with `hook`."""
+    path = f'"${{CLAUDE_PLUGIN_ROOT}}/skills/{script}"'
+    failed = "-not $? -and $LASTEXITCODE -in $null, 2, 9009"
+    return (
+        'echo " \\`" > /dev/null # " <#\n'
+        f"for p in python3 python 'py -3'; do $p -S {path} hook; s=$?; "
+        f"case $s in {RETRY_STATUSES}) ;; *) break;; esac; done; exit $s #> > $null\n"
+        f"python3 -S {path} hook; if ({failed}) {{ python -S {path} hook; "
+        f"if ({failed}) {{ py -3 -S {path} hook }} }}"
+    )
+
+
+LOADER_SCRIPT = "permanent-memory-loader/scripts/permanent_memory.py"
+MANAGER_SCRIPT = "ski-memory-manager/scripts/memory_manager.py"
+LOADER_HOOK = launcher(LOADER_SCRIPT)
+MANAGER_HOOK = launcher(MANAGER_SCRIPT)
 
 # The user options, their types and defaults, and the environment variable each reaches the
 # hooks as (Claude Code upper-cases the key: CLAUDE_PLUGIN_OPTION_<KEY>). The hook scripts read
@@ -213,12 +238,24 @@ def test_hooks_wiring() -> None:
             assert isinstance(hook["timeout"], int) and 2 <= hook["timeout"] <= 10
 
 
-@pytest.mark.parametrize("command", [LOADER_HOOK, MANAGER_HOOK])
-def test_hook_commands_point_at_skill_scripts(command: str) -> None:
-    [interpreter, flag, script, subcommand] = shlex.split(command)
-    assert (interpreter, flag, subcommand) == ("python3", "-S", "hook")
-    assert script.startswith("${CLAUDE_PLUGIN_ROOT}/skills/")
-    assert (ROOT / script.replace("${CLAUDE_PLUGIN_ROOT}/", "")).is_file()
+def test_every_hook_command_is_the_launcher() -> None:
+    # Whatever hook is added, it runs its script through the same launcher, so that it finds a
+    # working Python on Windows too.
+    hooks = _load(HOOKS_JSON)
+    commands = [hook["command"] for event in hooks["hooks"] for hook in _commands(hooks, event)]
+    assert commands and set(commands) <= {LOADER_HOOK, MANAGER_HOOK}, commands
+
+
+@pytest.mark.parametrize("script", [LOADER_SCRIPT, MANAGER_SCRIPT])
+def test_hook_commands_point_at_skill_scripts(script: str) -> None:
+    assert (ROOT / "skills" / script).is_file()
+    # The same script and arguments in each of the six places the launcher names an interpreter.
+    command = launcher(script)
+    runs = re.findall(r'(python3|python|py -3|\$p) -S "([^"]+)" hook', command)
+    assert runs == [
+        ("$p", f"${{CLAUDE_PLUGIN_ROOT}}/skills/{script}"),
+        *[(name, f"${{CLAUDE_PLUGIN_ROOT}}/skills/{script}") for name in ("python3", "python", "py -3")],
+    ]
 
 
 @pytest.mark.parametrize(
