@@ -39,8 +39,16 @@ CODEX_MARKETPLACE_JSON = ROOT / ".agents" / "plugins" / "marketplace.json"
 # cannot open the script; the hooks themselves never exit 2). `exit` ends the shell there, so it
 # never reads line 3. Line 3, PowerShell's: the same order, the next one when the one before
 # failed and either was not found ($LASTEXITCODE unset) or gave 2 or 9009. In the common case
-# (python3 works) one interpreter starts.
+# (python3 works) one interpreter starts, in either shell.
 RETRY_STATUSES = "2|49|126|127"
+# Where none of the three runs, PowerShell says so on stderr and ends successfully: Claude Code
+# counts any other failure of a hook in PowerShell (no Git Bash) as blocking on an event that can
+# block, which would stop every prompt and file read for want of Python; in Git Bash the
+# shell's 127 is a failure the client shows and does not block on.
+NO_PYTHON = (
+    "[Console]::Error.WriteLine('project-memory: no working Python found (python3, python, "
+    "py -3); the hook did not run')"
+)
 
 
 def launcher(script: str) -> str:
@@ -52,7 +60,7 @@ def launcher(script: str) -> str:
         f"for p in python3 python 'py -3'; do $p -S {path} hook; s=$?; "
         f"case $s in {RETRY_STATUSES}) ;; *) break;; esac; done; exit $s #> > $null\n"
         f"python3 -S {path} hook; if ({failed}) {{ python -S {path} hook; "
-        f"if ({failed}) {{ py -3 -S {path} hook }} }}"
+        f"if ({failed}) {{ py -3 -S {path} hook; if ({failed}) {{ {NO_PYTHON} }} }} }}"
     )
 
 
@@ -249,13 +257,11 @@ def test_every_hook_command_is_the_launcher() -> None:
 @pytest.mark.parametrize("script", [LOADER_SCRIPT, MANAGER_SCRIPT])
 def test_hook_commands_point_at_skill_scripts(script: str) -> None:
     assert (ROOT / "skills" / script).is_file()
-    # The same script and arguments in each of the six places the launcher names an interpreter.
+    # The same script and arguments in each of the four places the launcher starts one.
     command = launcher(script)
     runs = re.findall(r'(python3|python|py -3|\$p) -S "([^"]+)" hook', command)
-    assert runs == [
-        ("$p", f"${{CLAUDE_PLUGIN_ROOT}}/skills/{script}"),
-        *[(name, f"${{CLAUDE_PLUGIN_ROOT}}/skills/{script}") for name in ("python3", "python", "py -3")],
-    ]
+    where = f"${{CLAUDE_PLUGIN_ROOT}}/skills/{script}"
+    assert runs == [(name, where) for name in ("$p", "python3", "python", "py -3")]
 
 
 @pytest.mark.parametrize(
