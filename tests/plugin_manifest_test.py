@@ -33,18 +33,19 @@ CODEX_MARKETPLACE_JSON = ROOT / ".agents" / "plugins" / "marketplace.json"
 # script, since Claude Code runs a hook that names no "shell" in Git Bash on Windows, or in
 # PowerShell where Git Bash is absent. Line 1 is an `echo` to /dev/null for the shell (the rest
 # of the line a comment), and for PowerShell a string and then `<#`, a block comment that hides
-# line 2 up to the `#>` of its end. Line 2, the shell's: python3, then python, then `py -3`,
-# the next one only when the one before did not run the hook: 127 (not found), 126 (cannot be
-# run), 49 (the Microsoft Store alias: its 9009 as Git Bash reports it), 2 (an interpreter that
-# cannot open the script; the hooks themselves never exit 2). `exit` ends the shell there, so it
-# never reads line 3. Line 3, PowerShell's: the same order, the next one when the one before
-# failed and either was not found ($LASTEXITCODE unset) or gave 2 or 9009. In the common case
-# (python3 works) one interpreter starts, in either shell.
+# line 2 up to the `#>` of its end (the last `"` only pairs the line's quotes for readers that
+# count them, such as `claude plugin validate`). Line 2, the shell's: python3, then python,
+# then `py -3`, the next one only when the one before did not run the hook: 127 (not found),
+# 126 (cannot be run), 49 (the Microsoft Store alias: its 9009 as Git Bash reports it), 2 (an
+# interpreter that cannot open the script; the hooks themselves never exit 2). `exit` ends the
+# shell there, so it never reads line 3. Line 3, PowerShell's: the same order, the next one
+# when the one before failed and either was not found ($LASTEXITCODE unset) or gave 2 or 9009.
+# In the common case (python3 works) one interpreter starts, in either shell.
 RETRY_STATUSES = "2|49|126|127"
 # Where none of the three runs, PowerShell says so on stderr and ends successfully: Claude Code
-# counts any other failure of a hook in PowerShell (no Git Bash) as blocking on an event that can
-# block, which would stop every prompt and file read for want of Python; in Git Bash the
-# shell's 127 is a failure the client shows and does not block on.
+# counts any other failure of a PreToolUse hook in PowerShell (no Git Bash) as blocking, which
+# would stop every file tool for want of Python; in Git Bash the shell's 127 is a failure the
+# client shows and does not block on.
 NO_PYTHON = (
     "[Console]::Error.WriteLine('project-memory: no working Python found (python3, python, "
     "py -3); the hook did not run')"
@@ -56,7 +57,7 @@ def launcher(script: str) -> str:
     path = f'"${{CLAUDE_PLUGIN_ROOT}}/skills/{script}"'
     failed = "-not $? -and $LASTEXITCODE -in $null, 2, 9009"
     return (
-        'echo " \\`" > /dev/null # " <#\n'
+        'echo " \\`" > /dev/null # " <# "\n'
         f"for p in python3 python 'py -3'; do $p -S {path} hook; s=$?; "
         f"case $s in {RETRY_STATUSES}) ;; *) break;; esac; done; exit $s #> > $null\n"
         f"python3 -S {path} hook; if ({failed}) {{ python -S {path} hook; "
