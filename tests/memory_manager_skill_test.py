@@ -105,8 +105,8 @@ def test_format_reference_matches_the_code() -> None:
     text = example.group(1)
     snapshot = mm_snapshot.parse_snapshot(text)
     assert mm_snapshot.format_snapshot(snapshot) == text  # the example is exactly what we write
-    assert f"`{{memory_dir}}/{mm_store.LOCK_NAME}`" in FORMAT_MD
-    assert f"`memory/{mm_store.LOCK_NAME}`" in FORMAT_MD
+    assert f"`{{memory_dir}}/{mm_store.LOCK_NAME}`" in FORMAT_MD  # the old lock file, unused
+    assert f"`git rm memory/{mm_store.LOCK_NAME}`" in FORMAT_MD
     assert f".{{name}}{mm_store.TEMP_MARK}{{pid}}-{{random}}" in FORMAT_MD
     assert f"over {mm_store.MAX_SNAPSHOT_BYTES // 1024} KiB" in FORMAT_MD
 

@@ -91,7 +91,8 @@ def test_workflow_cp_s0_to_cp_close_golden(run: Any, tmp_path: Path) -> None:
         result = save_step(run, memory, tmp_path, step)
         assert result == Result(0, f"{target}\n", ""), step_file.name
         golden(step_file.with_suffix(".md"), target.read_text(encoding="utf-8"))
-    assert sorted(p.name for p in memory.iterdir()) == [".ski-memory.lock", target.name]
+    # The lock is the folder itself: nothing but the snapshot is left for `git add -A`.
+    assert sorted(p.name for p in memory.iterdir()) == [target.name]
     result = run(
         [
             "load-last",
@@ -198,7 +199,7 @@ def test_create_dir_creates_the_folder_and_its_parents_then_saves(run: Any, tmp_
     result = run([*args, *stamp, "--create-dir"])
     saved = missing / "2026-05-01-14-30-p.md"
     assert result == Result(0, f"{saved}\n", f"note: created {missing}\n")
-    assert sorted(p.name for p in missing.iterdir()) == [mm_store.LOCK_NAME, saved.name]
+    assert sorted(p.name for p in missing.iterdir()) == [saved.name]
     # Once it exists the flag changes nothing and says nothing.
     assert run([*args, *stamp, "--create-dir", "--status", "paused"]) == Result(0, f"{saved}\n", "")
 
@@ -1144,10 +1145,8 @@ def test_concurrent_saves_lose_nothing(tmp_path: Path) -> None:
     assert set(shared.checkpoints_approved) == {f"CP-{w}-{n}" for w in range(6) for n in range(3)}
     assert len(shared.checkpoint_decisions) == 18
     others = sorted(p.name for p in memory.iterdir() if not p.name.startswith("2026-05-01-14-30"))
-    assert others == [".ski-memory.lock"] + [
-        f"2026-05-0{w - 4}-09-{n:02d}-p.md" for w in (6, 7) for n in range(3)
-    ]
-    for name in others[1:]:
+    assert others == [f"2026-05-0{w - 4}-09-{n:02d}-p.md" for w in (6, 7) for n in range(3)]
+    for name in others:
         mm_snapshot.parse_snapshot((memory / name).read_text("utf-8"))
 
 

@@ -31,7 +31,7 @@ def test_run_checks_on_a_healthy_memory_dir(tmp_path: Path) -> None:
     assert doctor_report.doctor_report(checks) == (
         f"ok    python    Python 3.11.7 ({sys.executable})\n"
         f"ok    pyyaml    PyYAML {yaml.__version__}\n"
-        f"ok    locking   fcntl.flock on {tmp_path / '.ski-memory.lock'}\n"
+        f"ok    locking   fcntl.flock on the directory itself: {tmp_path}\n"
         f"ok    memory-dir {tmp_path}\n"
         "ok    snapshots 2 snapshots parse (2 projects)\n"
     )
@@ -161,4 +161,16 @@ def test_conflicts_check_names_files_and_fails() -> None:
     assert check.detail == (
         "5 snapshot(s) hold an unresolved merge conflict: 2026-01-01-10-00-p.md:1, "
         "2026-01-02-10-00-p.md:2, 2026-01-03-10-00-p.md:3, ..."
+    )
+
+
+def test_a_missing_memory_dir_is_not_ok_for_locking(tmp_path: Path) -> None:
+    # It used to say `ok locking fcntl.flock on /tmp/nope/.ski-memory.lock`.
+    missing = tmp_path / "nope"
+    check = mm_doctor.check_locking(missing)
+    assert check == DoctorCheck(
+        "locking",
+        "warn",
+        f"nothing to lock: no memory directory at {missing}",
+        "save creates it; the lock is the directory itself",
     )

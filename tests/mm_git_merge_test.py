@@ -29,18 +29,21 @@ def save(repo: Repo, now: str, *flags: str, **fields: object) -> None:
     (repo.path / "in.json").unlink()
 
 
+GLOB = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]-[0-9][0-9]-[0-9][0-9]-*.md"
+
+
 def two_saves(repo: Repo, setup: bool = True) -> None:
     (repo.path / "memory").mkdir()
     if setup:
         first = repo.manager("git-setup", "--memory-dir", "memory")
         assert first.out == (
-            ".gitattributes: added memory/*.md merge=ski-memory\n"
+            f".gitattributes: added memory/{GLOB} merge=ski-memory\n"
             "git config --local merge.ski-memory.name: set\n"
             "git config --local merge.ski-memory.driver: set\n"
         )
         again = repo.manager("git-setup", "--memory-dir", "memory")
         assert again.out == (
-            ".gitattributes: already has memory/*.md merge=ski-memory\n"
+            f".gitattributes: already has memory/{GLOB} merge=ski-memory\n"
             "git config --local merge.ski-memory.name: already set\n"
             "git config --local merge.ski-memory.driver: already set\n"
         )
@@ -164,3 +167,24 @@ def test_merge_command_merges_other_files_as_text(tmp_path: Path) -> None:
     assert result.code == 1
     assert result.err.endswith("merged as plain text, 1 conflict(s) left\n")
     assert (tmp_path / "a").read_text().startswith("<<<<<<< ours\n---\n")
+
+
+def test_git_setup_claims_only_the_snapshots_and_add_leaves_the_lock_out(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path)
+    (repo.path / "memory").mkdir()
+    repo.write(".gitattributes", "memory/*.md merge=ski-memory\n")  # what it used to write
+    result = repo.manager("git-setup", "--memory-dir", "memory")
+    assert result.err == (
+        "note: .gitattributes still has memory/*.md merge=ski-memory, which earlier versions "
+        "wrote and which claims every .md there; remove that line\n"
+    )
+    repo.write(".gitattributes", "")
+    repo.manager("git-setup", "--memory-dir", "memory")
+    repo.write("memory/README.md", "notes about this folder\n")
+    save(repo, "2026-11-29T10:00:00Z", steps_completed={"S0": "scaffold"})
+    # git asks the driver only for the snapshots; and a save leaves no lock file to add.
+    check = repo.git("check-attr", "merge", "--", "memory/README.md", NAME)
+    assert check.out == f"memory/README.md: merge: unspecified\n{NAME}: merge: ski-memory\n"
+    repo.git("add", "-A")
+    staged = repo.git("diff", "--cached", "--name-only").out.split()
+    assert staged == [".gitattributes", NAME, "memory/README.md"]

@@ -39,7 +39,19 @@ def check_locking(memory_dir: Path) -> DoctorCheck:
             "session are not serialised (each write is still atomic)",
             "save one session from one process at a time",
         )
-    return DoctorCheck("locking", "ok", f"fcntl.flock on {memory_dir / mm_store.LOCK_NAME}")
+    if not memory_dir.is_dir():
+        return DoctorCheck(
+            "locking",
+            "warn",
+            f"nothing to lock: no memory directory at {memory_dir}",
+            "save creates it; the lock is the directory itself",
+        )
+    try:
+        with mm_store.locked(memory_dir):
+            pass
+    except mm_store.StoreError as exc:
+        return DoctorCheck("locking", "FAIL", str(exc), "put the memory directory on a local disk")
+    return DoctorCheck("locking", "ok", f"fcntl.flock on the directory itself: {memory_dir}")
 
 
 def check_memory_dir(memory_dir: Path) -> DoctorCheck:

@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     import argparse
 
 DRIVER = "ski-memory"
+# The snapshots' own names (`YYYY-MM-DD-HH-MM-{project}.md`), not every .md in the folder.
+SNAPSHOT_GLOB = "[0-9][0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9]-[0-9][0-9]-[0-9][0-9]-*.md"
 DRIVER_NAME = "session snapshots: one session merged by key (memory_manager.py merge)"
 COMMENT = "# project-memory: merge session snapshots by key (memory_manager.py git-setup)"
 # The skill's entry script beside the package; a pip install has none, and runs the module.
@@ -25,7 +27,8 @@ MODULE = "ski_memory_manager.memory_manager"
 
 HELP = "make git merge session snapshots with this script"
 DESCRIPTION = (
-    "Add a merge=ski-memory line for the memory directory's *.md to the "
+    "Add a merge=ski-memory line for the memory directory's snapshots "
+    "(YYYY-MM-DD-HH-MM-*.md) to the "
     "repository's .gitattributes and define the driver in its own git config, with "
     "absolute paths to this interpreter and script. Safe to run again."
 )
@@ -56,10 +59,18 @@ def git_setup(args: argparse.Namespace) -> int:
         ) from None
     if any(char.isspace() for char in relative):
         raise CommandError(f"{relative}: a path with spaces cannot be written in .gitattributes")
-    line = f"{relative}/*.md merge={DRIVER}"
+    line = f"{relative}/{SNAPSHOT_GLOB} merge={DRIVER}"
     added = git_config.add_attributes(root, COMMENT, [line])
     out = sys.stdout
     out.write(f"{git_config.ATTRIBUTES}: {'added' if added else 'already has'} {line}\n")
+    older = f"{relative}/*.md merge={DRIVER}"
+    # add_attributes has just read it: a regular UTF-8 file within its size limit.
+    written = (root / git_config.ATTRIBUTES).read_text(encoding="utf-8")
+    if older in {text.strip() for text in written.splitlines()}:
+        mm_cli.say(
+            f"note: {git_config.ATTRIBUTES} still has {older}, which earlier versions wrote and "
+            "which claims every .md there; remove that line"
+        )
     command = driver_command(sys.executable, SCRIPT)
     git_config.set_merge_driver(root, DRIVER, DRIVER_NAME, command, out)
     return 0

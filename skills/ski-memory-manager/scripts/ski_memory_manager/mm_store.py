@@ -1,8 +1,8 @@
 # The memory directory on disk: which names are snapshots, reading one safely, and writing one
 # atomically under the directory's lock. Nothing here deletes a snapshot.
 #
-# Names: `{YYYY-MM-DD-HH-MM}-{project}.md`. The lock file (`.ski-memory.lock`) and temporary files
-# (`.{name}.tmp-{pid}-{random}`) start with a dot, so they can never match that pattern.
+# Names: `{YYYY-MM-DD-HH-MM}-{project}.md`. Temporary files (`.{name}.tmp-{pid}-{random}`) start
+# with a dot, so they can never match that pattern. The lock is the directory itself: no file.
 from __future__ import annotations
 
 import contextlib
@@ -19,7 +19,7 @@ from .shared import memory_io
 # Without fcntl (Windows) saves are still atomic, but not serialised (see references/).
 HAVE_FLOCK = memory_io.HAVE_FLOCK
 SUFFIX = ".md"
-LOCK_NAME = ".ski-memory.lock"
+LOCK_NAME = ".ski-memory.lock"  # the lock file older versions left in the folder; unused now
 TEMP_MARK = memory_io.TEMP_MARK
 MAX_SNAPSHOT_BYTES = 256 * 1024  # snapshots are 1-2 KB; anything this big is not one
 # The SessionStart listing's budget, for the whole hook: snapshots are 1-2 KB, and a hostile
@@ -132,11 +132,15 @@ def read_text(path: Path) -> str:
 def locked(memory_dir: Path) -> Iterator[None]:
     """Hold the memory directory's lock: one read-merge-write at a time, across processes.
 
-    The lock file lives in the memory directory itself so every process saving there agrees on
-    it whatever its environment; it is empty, created once and never removed."""
+    The lock is the memory directory itself (flock on the folder, as the loader locks its own):
+    every process saving there agrees on it whatever its environment, and it leaves no file for
+    `git add -A` to pick up."""
+    if not memory_dir.is_dir():
+        raise StoreError(f"cannot lock {memory_dir}: no such directory")
     with contextlib.ExitStack() as held:
         try:
-            held.enter_context(memory_io.locked(memory_dir / LOCK_NAME))
+            # The trailing separator: should the folder go in between, nothing is created.
+            held.enter_context(memory_io.locked(os.path.join(memory_dir, "")))
         except memory_io.MemoryIOError as exc:
             raise StoreError(str(exc)) from None
         yield
