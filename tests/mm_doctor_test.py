@@ -56,7 +56,7 @@ def test_run_checks_reports_what_to_fix(tmp_path: Path) -> None:
             "2 of 3 snapshots (1 project) do not parse: 2026-05-03-10-00-p.md: '## Steps "
             "completed' line 1 is not a list item '- S0: text': 'S0 without a dash'; "
             "2026-05-02-10-00-p.md: invalid YAML in front matter at line 3: expected the node "
-            "content, but found '<stream end>'",
+            "content, but found the end of the front matter",
             "repair or move them (load-last skips them; save will not update them)",
         ),
         DoctorCheck(

@@ -47,7 +47,8 @@ def test_loads(text: str, meta: dict[str, Any], body: str) -> None:
         ("---\na: 1\n", "front matter is not closed (no '---' line after it)"),
         (
             "---\na: [1\n---\n",
-            "invalid YAML in front matter at line 3: expected ',' or ']', but got '<stream end>'",
+            "invalid YAML in front matter at line 3: expected ',' or ']', but got the end of "
+            "the front matter",
         ),
         ("---\n- a\n- b\n---\n", "front matter is a list, not a mapping of keys to values"),
         ("---\njust text\n---\n", "front matter is a str, not a mapping of keys to values"),

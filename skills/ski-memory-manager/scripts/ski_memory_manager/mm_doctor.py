@@ -156,7 +156,7 @@ def conflicts_check(conflicted: list[str]) -> DoctorCheck:
         "FAIL",
         f"{len(conflicted)} snapshot(s) hold an unresolved merge conflict: {shown}",
         "keep one side's lines and delete the <<<<<<< ======= >>>>>>> lines; "
-        "memory_manager.py git-setup makes git merge a session by key",
+        f"{mm_cli.PROG} git-setup makes git merge a session by key",
     )
 
 

@@ -94,10 +94,36 @@ def snapshot_loader(yaml: Any) -> Any:
     return _LOADER
 
 
+# PyYAML names what it met in angle brackets (`but found '<stream end>'`): its own words, not
+# the file's, said plainly so that no cleaning of the line for a model turns them into a
+# mangled tag.
+_YAML_TOKENS = {
+    "'<stream end>'": "the end of the front matter",
+    "'<stream start>'": "the start of the front matter",
+    "'<document start>'": "a '---' line",
+    "'<document end>'": "a '...' line",
+    "'<block end>'": "the end of an indented block",
+    "'<block mapping start>'": "a new 'key: value' block",
+    "'<block sequence start>'": "a new '- item' list",
+    "'<block entry>'": "a '- item' entry",
+    "'<flow mapping start>'": "a '{'",
+    "'<flow sequence start>'": "a '['",
+    "'<flow mapping end>'": "a '}'",
+    "'<flow sequence end>'": "a ']'",
+}
+
+
+def plain_yaml_words(text: str) -> str:
+    """PyYAML's `'<token>'` names in a message, as words."""
+    for token, words in _YAML_TOKENS.items():
+        text = text.replace(token, words)
+    return text
+
+
 def error_line(exc: BaseException) -> str:
     """An exception's first line, cut short, for a one-line message."""
     text = str(exc).strip().split("\n", 1)[0]
-    return text[:200] or type(exc).__name__
+    return plain_yaml_words(text[:200]) or type(exc).__name__
 
 
 def loads(text: str, max_yaml_bytes: int | None = None) -> tuple[dict[str, Any], str]:
@@ -120,7 +146,7 @@ def loads(text: str, max_yaml_bytes: int | None = None) -> tuple[dict[str, Any],
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or type(exc).__name__
+        problem = plain_yaml_words(getattr(exc, "problem", None) or type(exc).__name__)
         raise FrontMatterError(f"invalid YAML in front matter{where}: {problem}") from None
     except RecursionError:
         raise FrontMatterError("invalid YAML in front matter: nested too deeply") from None

@@ -40,8 +40,10 @@ def load_last(args: argparse.Namespace) -> int:
     memory_dir = mm_cli.memory_dir_from(args.memory_dir)
     found, skipped = None, 0
     folder = memory_dir
+    known: set[str] = set()  # the projects with a snapshot, for a hint when none is this one
     if memory_dir.is_dir():
         names = mm_cli.memory_dir_names(memory_dir)
+        known.update(mm_store.projects(names))
         _warn_misnamed(memory_dir, names, project)
         found, tried = mm_store.newest_of(memory_dir, list(mm_store.newest_first(names, project)))
         skipped = len(tried)
@@ -51,6 +53,7 @@ def load_last(args: argparse.Namespace) -> int:
             mm_cli.say(f"note: memory directory not found at {memory_dir}")
     else:
         names = mm_cli.memory_dir_names(captured)
+        known.update(mm_store.projects(names))
         item, tried = mm_store.newest_of(captured, list(mm_store.newest_first(names, project)))
         skipped += len(tried)
         if item is not None and mm_store.pick(found, item) is item:
@@ -58,6 +61,8 @@ def load_last(args: argparse.Namespace) -> int:
     if found is None:  # then every name tried was unreadable
         if skipped:
             mm_cli.say(f"warning: no readable snapshot for project '{project}' ({skipped} skipped)")
+        else:
+            _hint_near(project, known)
         return _no_memory(args.format, project)
     if args.format == "json":
         session = found.name[: mm_snapshot.STAMP_LEN]
@@ -89,6 +94,19 @@ def _warn_misnamed(memory_dir: Path, names: list[str], project: str) -> None:
         f"warning: {shown}{more} not read: a snapshot of '{project}' is named "
         f"YYYY-MM-DD-HH-MM-{project}.md"
     )
+
+
+def _hint_near(project: str, known: set[str]) -> None:
+    """A note naming the project with snapshots closest to the one asked for: the same name in
+    another case (`Proj` for `proj`), else a near spelling."""
+    same = sorted(name for name in known if name.casefold() == project.casefold())
+    if not same:
+        import difflib
+
+        same = difflib.get_close_matches(project, sorted(known), n=1, cutoff=0.8)
+    if same:
+        shown = memory_text.clean(same[0])
+        mm_cli.say(f"note: snapshots exist for project '{shown}': --project-name {shown}")
 
 
 def _no_memory(output_format: str, project: str) -> int:

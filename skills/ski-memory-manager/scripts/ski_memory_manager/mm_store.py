@@ -180,7 +180,10 @@ class ReadBudget:
         if self.stopped:
             parts.append(f"stopped reading snapshots after it {self.stopped}")
         if parts:
-            mm_cli.say(f"ski-memory-manager hook: {'; '.join(parts)}; run memory_manager.py doctor")
+            mm_cli.say(
+                f"ski-memory-manager hook: {'; '.join(parts)}; run the ski-memory-manager "
+                "skill's doctor command"
+            )
 
 
 def first_readable(
