@@ -705,6 +705,7 @@ def test_the_loader_help_lists_the_writing_commands(loader: Any) -> None:
     assert [name for name, _ in support.help_commands(result.out)] == [
         *("load", "hook", "inspect", "show", "search", "doctor"),
         *("add", "archive", "import", "check", "merge", "git-setup"),
+        *("propose", "review"),
     ]
     assert ("check", "validate the file's format; exit 1 on errors") in support.help_commands(
         result.out

@@ -33,6 +33,8 @@ COMMANDS = {
     "check": f"{P}.reading.pm_check",
     "merge": f"{P}.writing.pm_merge_driver",
     "git-setup": f"{P}.writing.pm_git_setup",
+    "propose": f"{P}.writing.pm_propose",
+    "review": f"{P}.writing.pm_review",
 }
 
 

@@ -73,6 +73,11 @@ def hook_output() -> str:
     if payload is None:
         note("stdin is not Claude Code hook JSON; nothing emitted")
         return ""
+    if payload.get("hook_event_name") == "PreCompact":
+        # Plain stdout: Claude Code adds it to its compaction prompt (docs/hooks.md).
+        from .writing import pm_lessons
+
+        return pm_lessons.INSTRUCTION
     block, _status = hook_context(payload)
     if not block:
         return ""

@@ -200,15 +200,20 @@ def status_message_on(env: Mapping[str, str]) -> bool:
 
 
 def session_start_output(
-    resume: tuple[str, str], permanent: tuple[str, str], event: object, show_status: bool
+    resume: tuple[str, str],
+    permanent: tuple[str, str],
+    event: object,
+    show_status: bool,
+    waiting: str = "",
 ) -> str:
-    """Both blocks for the model and one line for the user naming what was injected (none when
-    nothing was). At SessionStart that is hook JSON; with no known event (a run by hand, an
-    older client) it is the plain blocks."""
+    """Both blocks for the model and one line for the user naming what was injected and how
+    many proposed lessons wait (none when neither). At SessionStart that is hook JSON; with no
+    known event (a run by hand, an older client) it is the plain blocks."""
     blocks = "".join(block for block, _ in (resume, permanent) if block)
-    if not blocks or event != "SessionStart":
+    if event != "SessionStart" or not (blocks or (waiting and show_status)):
         return blocks
     parts = [status for block, status in (permanent, resume) if block and status]
+    parts += [waiting] if waiting else []
     message = "project-memory: " + " \u00b7 ".join(parts) if show_status and parts else ""
     return hook_io.hook_json(event, blocks, message)
 
@@ -238,7 +243,68 @@ def post_compact(payload: dict[str, Any]) -> int:
         line = f"ski-memory-manager hook: PostCompact: {type(exc).__name__}: {exc}"
     if line:
         say(line)
+    try:
+        for note in harvest_lessons(payload):
+            say(note)
+    except BaseException as exc:  # the hook boundary: never break the session, whatever it is
+        say(f"ski-memory-manager hook: PostCompact lessons: {type(exc).__name__}: {exc}")
     return 0
+
+
+def loader_module(name: str) -> Any:
+    """A module of the permanent-memory loader beside this skill in the plugin, or None."""
+    if not os.path.isfile(os.path.join(LOADER_SCRIPTS, "project_memory_loader", "pm_hook.py")):
+        return None
+    if LOADER_SCRIPTS not in sys.path:
+        sys.path.append(LOADER_SCRIPTS)  # the loader's one path entry, as its own script adds
+    from importlib import import_module
+
+    return import_module(f"project_memory_loader.{name}")
+
+
+def project_root(payload: Mapping[str, Any]) -> str:
+    cwd = payload.get("cwd")
+    project = os.environ.get("CLAUDE_PROJECT_DIR") or (cwd if isinstance(cwd, str) else "")
+    return os.path.abspath(project or os.getcwd())
+
+
+def harvest_lessons(payload: dict[str, Any]) -> list[str]:
+    """PostCompact: the lessons the summary lists kept as proposals by the loader (pm_harvest);
+    a subagent's compaction is its task's, not the session's, and gives none."""
+    harvest = loader_module("writing.pm_harvest")
+    if harvest is None or payload.get("agent_id"):
+        return []
+    from datetime import datetime, timezone
+
+    from . import mm_capture
+
+    summary = mm_capture.summary_of(payload)
+    if not summary:
+        return []
+    session = payload.get("session_id")
+    notes = harvest.harvest(
+        summary,
+        project_root(payload),
+        os.environ,
+        session if isinstance(session, str) else "",
+        datetime.now(timezone.utc),
+    )
+    return [str(note) for note in notes]
+
+
+def lessons_context(
+    payload: dict[str, Any], permanent: tuple[str, str]
+) -> tuple[tuple[str, str], str]:
+    """At session start: the permanent-memory block with the line on proposing lessons after
+    it (beside the block's budget, only where the project has a block), and how many proposals
+    wait for the person ("" for none)."""
+    lessons = loader_module("writing.pm_waiting")
+    if lessons is None:
+        return permanent, ""
+    block, status = permanent
+    if block:
+        block = block + str(lessons.PROPOSE_LINE)
+    return (block, status), str(lessons.start_status(os.environ, project_root(payload)))
 
 
 def turn_end(payload: dict[str, Any]) -> int:
@@ -305,9 +371,18 @@ def hook() -> int:
         permanent = permanent_context(payload)
     except BaseException as exc:  # the loader's part (a tokenizer's panic is a BaseException)
         say(f"ski-memory-manager hook: permanent memory: {type(exc).__name__}: {exc}")
+    waiting = ""
+    try:
+        permanent, waiting = lessons_context(payload, permanent)
+    except BaseException as exc:  # the hook boundary: never break the session, whatever it is
+        say(f"ski-memory-manager hook: proposed lessons: {type(exc).__name__}: {exc}")
     try:
         output = session_start_output(
-            resume, permanent, payload.get("hook_event_name"), status_message_on(os.environ)
+            resume,
+            permanent,
+            payload.get("hook_event_name"),
+            status_message_on(os.environ),
+            waiting,
         )
     except BaseException as exc:  # the hook boundary: never break the session, whatever it is
         say(f"ski-memory-manager hook: {type(exc).__name__}: {exc}")

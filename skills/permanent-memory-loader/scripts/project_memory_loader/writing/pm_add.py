@@ -73,7 +73,11 @@ def parse_json_input(text: str) -> object:
 
 
 def epic_fields(args: argparse.Namespace) -> object:
-    """The epic's fields from --input (JSON, for programs) or --lines (the line form)."""
+    """The epic's fields from --input (JSON, for programs) or --lines (the line form), or a
+    caller's own (`review --accept` sets args.fields)."""
+    given = getattr(args, "fields", None)
+    if given is not None:
+        return given
     if args.lines is not None:
         try:
             return parse_epic_lines(read_input(args.lines, "--lines"))
