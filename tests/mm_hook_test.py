@@ -303,3 +303,47 @@ def test_the_project_list_is_neutralised(name: str, memory_dir: Path) -> None:
     assert not output_problems(res.out), (output_problems(res.out), res.out)
     lst = call_main(mm, ["list", "--memory-dir", str(memory_dir)])
     assert lst.code == 0 and not output_problems(lst.out), (output_problems(lst.out), lst.out)
+
+
+def test_a_compactions_lessons_are_counted_at_the_next_start(tmp_path: Path) -> None:
+    # PostCompact: the summary's lessons kept as proposals; SessionStart: the line for the model
+    # after the permanent-memory block, the count in the person's line, even with no block.
+    project = tmp_path / "project"
+    project.mkdir()
+    env = env_for(tmp_path, project)
+    summary = (
+        "<summary>\n1. Primary Request and Intent:\n   Idempotent webhooks.\n</summary>\n\n"
+        "Lessons for project memory:\n- [gotcha] Stripe retries for 3 days (files: a.py)\n"
+        "- [decision] duplicates answered 200\n"
+    )
+    payload = {
+        "session_id": "s0",
+        "hook_event_name": "PostCompact",
+        "trigger": "manual",
+        "cwd": str(project),
+        "compact_summary": summary,
+    }
+    post = subprocess.run(
+        [sys.executable, "-S", str(SCRIPT), "hook"],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert (post.returncode, post.stdout, post.stderr) == (0, "", "")
+    context, message = shown(start(env, ("-S",)))
+    assert "lessons proposed" not in context and "propose it" not in context  # no block: no line
+    assert message is not None and message.endswith(
+        " \u00b7 2 lessons proposed: /project-memory:review"
+    )
+    (project / ".claude" / "memory").mkdir(parents=True)
+    (project / ".claude" / "memory" / "permanent_memory.md").write_bytes(SEED.read_bytes())
+    context, message = shown(start(env, ("-S",)))
+    assert context.endswith(
+        "\nproject-memory: when you settle a decision or find a gotcha later "
+        "sessions must know, propose it with the permanent-memory-loader "
+        "skill's propose command.\n"
+    )
+    assert message is not None and message.endswith("2 lessons proposed: /project-memory:review")

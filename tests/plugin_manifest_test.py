@@ -76,6 +76,7 @@ MANAGER_HOOK = launcher(MANAGER_SCRIPT)
 # must fall back to these same defaults themselves.
 OPTIONS = {
     "every_turn": ("boolean", False, "CLAUDE_PLUGIN_OPTION_EVERY_TURN"),
+    "propose_at_stop": ("boolean", False, "CLAUDE_PLUGIN_OPTION_PROPOSE_AT_STOP"),
     "status_message": ("boolean", True, "CLAUDE_PLUGIN_OPTION_STATUS_MESSAGE"),
     "stale_days": ("number", pm_limits.STALE_DAYS, "CLAUDE_PLUGIN_OPTION_STALE_DAYS"),
     "token_target": ("number", pm_limits.TOKEN_TARGET, "CLAUDE_PLUGIN_OPTION_TOKEN_TARGET"),
@@ -205,6 +206,7 @@ def test_hooks_wiring() -> None:
         "SessionStart",
         "UserPromptSubmit",
         "SubagentStart",
+        "PreCompact",
         "PostCompact",
         "PreToolUse",
         "Stop",
@@ -222,6 +224,10 @@ def test_hooks_wiring() -> None:
     [compact_group] = hooks["hooks"]["PostCompact"]
     assert compact_group["matcher"] == "manual|auto"
     assert [h["command"] for h in _commands(hooks, "PostCompact")] == [MANAGER_HOOK]
+    # Before it, the loader's instruction asking the compaction for the session's lessons.
+    [ask_group] = hooks["hooks"]["PreCompact"]
+    assert ask_group["matcher"] == "manual|auto"
+    assert [h["command"] for h in _commands(hooks, "PreCompact")] == [LOADER_HOOK]
     # Each turn's end and the session's: the manager keeps the session's snapshot from its
     # transcript. SessionEnd within Codex's 3 s cap (Claude Code gives every SessionEnd hook
     # 1.5 s in all by default).

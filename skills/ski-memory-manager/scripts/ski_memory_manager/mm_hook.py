@@ -315,16 +315,35 @@ def turn_end(payload: dict[str, Any]) -> int:
         from . import mm_transcript_read
 
         if mm_transcript_read.nothing_new(payload, os.environ):
-            return 0
-        from . import mm_turn_capture
+            line = ""
+        else:
+            from . import mm_turn_capture
 
-        line = mm_turn_capture.hook(payload)
+            line = mm_turn_capture.hook(payload)
     except BaseException as exc:  # the hook boundary: never break the session, whatever it is
         event = payload.get("hook_event_name")
         line = f"ski-memory-manager hook: {event}: {type(exc).__name__}: {exc}"
     if line:
         say(line)
+    if os.environ.get("CLAUDE_PLUGIN_OPTION_PROPOSE_AT_STOP"):
+        try:
+            asked = propose_at_stop(payload)
+        except BaseException as exc:  # the hook boundary: never break the session
+            asked = ""
+            say(f"ski-memory-manager hook: propose_at_stop: {type(exc).__name__}: {exc}")
+        if asked:
+            hook_io.write_output(asked)
     return 0
+
+
+def propose_at_stop(payload: dict[str, Any]) -> str:
+    """The optional nudge (mm_nudge), when the option is on and the loader is beside."""
+    from . import mm_nudge
+
+    proposals = loader_module("writing.pm_proposals") if mm_nudge.option_on(os.environ) else None
+    if proposals is None:
+        return ""
+    return mm_nudge.nudge(payload, os.environ, proposals, project_root(payload))
 
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -145,16 +145,16 @@ def parse_section(summary: str, root: str) -> Section:
         match = _LINE.fullmatch(line)
         kind = kind_of(match.group(1)) if match else None
         if match is None or kind is None:
-            refused.append(f"line {number}: not `- [{'|'.join(TYPES)}] text`")
+            refused.append(f"lesson line {number}: not `- [{'|'.join(TYPES)}] text`")
             continue
         text, files, epic = split_tail(match.group(2))
         made = lesson(kind, text, files, epic, root)
         if not made.text:
-            refused.append(f"line {number}: no text")
+            refused.append(f"lesson line {number}: no text")
             continue
         if len(made.files) < len(files):
             refused.append(
-                f"line {number}: {len(files) - len(made.files)} file(s) outside the "
+                f"lesson line {number}: {len(files) - len(made.files)} file(s) outside the "
                 "project or not a plain path, left out"
             )
         lessons.append(made)

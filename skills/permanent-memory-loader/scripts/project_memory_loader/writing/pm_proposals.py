@@ -117,6 +117,7 @@ def add_lessons(
     with memory_io.locked(folder):
         items = read_store(folder)
         seen = file_keys(root) | {key_of(item["text"]) for item in items}
+        seen |= {key_of(str(item.get("proposed_text", ""))) for item in items}  # before an edit
         for lesson in lessons:
             key = key_of(lesson.text)
             if not key or key in seen:

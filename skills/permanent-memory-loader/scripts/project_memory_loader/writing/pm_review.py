@@ -181,12 +181,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = pm_cli.parse_args(build_parser(), sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    args = pm_cli.parse_args(parser, sys.argv[1:] if argv is None else argv)
     args.edit_number = args.edit_text = None
     if args.edit:
         try:
             args.edit_number = pm_cli.positive(1)(args.edit[0])
         except argparse.ArgumentTypeError as exc:
-            pm_cli.usage_error(f"--edit: {exc}")
+            parser.error(f"argument --edit: {exc}")
         args.edit_text = args.edit[1]
     return pm_cli.run(lambda: review(args))
