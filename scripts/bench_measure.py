@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import io
+import json
 import math
 import os
 import pstats
@@ -41,6 +42,13 @@ from recall_eval import TARGETS as RECALL_TARGETS
 from recall_eval import evaluation as recall_evaluation
 from recall_eval import table as recall_table
 
+# The Stop hook's nudge (ski_memory_manager.mm_nudge.REASON; a test checks they are the same).
+NUDGE_REASON = (
+    "project-memory: before you stop: if this session settled a decision or found a gotcha "
+    "that later sessions in this project must know, propose it with the "
+    "permanent-memory-loader skill's propose command (a person reviews it); otherwise say "
+    "there is nothing to propose."
+)
 SLOW_MS, SLOW_RUNS = 3000.0, 5  # a command slower than this is measured SLOW_RUNS times
 
 # The helper that starts every measured child, importing nothing beyond builtins. It reads
@@ -451,6 +459,10 @@ def render_text(report: dict[str, Any]) -> str:
                   f" {tokens['prompts']} prompts ({tokens['counter']}):"]  # fmt: skip
         lines += [f"  {name:<34} {s['total']:>7}  {s['how']}"
                   for name, s in tokens["strategies"].items()]  # fmt: skip
+        if tokens.get("lessons"):
+            lines += ["", "context tokens lessons add (beside the block's budget):"]
+            lines += [f"  {name:<42} {s['tokens']:>5}"
+                      for name, s in tokens["lessons"].items()]  # fmt: skip
     if report.get("recall_plain"):
         lines += recall_text(report["recall_plain"])
     if report.get("recall"):
@@ -492,7 +504,41 @@ def token_session(b: Bench) -> dict[str, Any]:
         "every turn (option)": session(True),
         "whole file each session": {"total": whole, "per_event": [whole], "how": how},
     }
-    return {"prompts": b.sizes.prompts, "counter": b.counter.name, "strategies": strategies}
+    return {
+        "prompts": b.sizes.prompts,
+        "counter": b.counter.name,
+        "strategies": strategies,
+        "lessons": lesson_tokens(b),
+    }
+
+
+def lesson_tokens(b: Bench) -> dict[str, dict[str, Any]]:
+    """What proposing lessons adds to the context: the PreCompact hook's instruction (in each
+    compaction's prompt), the line on proposing after the block at session start (the manager's
+    hook on the demo), the proposals shown to the model (none: never injected), and the nudge
+    at a turn's end (option propose_at_stop, at most once a session)."""
+
+    def run(command: list[str], event: str) -> str:
+        payload = json.loads(hook_input(event, DEMO))
+        payload.update(trigger="auto", stop_hook_active=False)
+        done = subprocess.run(command, input=json.dumps(payload), capture_output=True, text=True,
+                              env=dict(b.env, **{DATA: b.data(f"lessons-{event}")}), cwd=DEMO,
+                              timeout=TIMEOUT_S)  # fmt: skip
+        if done.returncode != 0:
+            raise BenchError(f"the hook exited {done.returncode} on {event}")
+        return done.stdout
+
+    instruction = run(b.hook("PreCompact"), "PreCompact")
+    start = hook_context(run(b.hook("SessionStart"), "SessionStart"))
+    line = start[start.rindex("\n", 0, len(start) - 1) + 1 :] if "propose it" in start else ""
+    return {
+        "PreCompact instruction (each compaction)": {
+            "tokens": b.counter.count(instruction), "text": instruction},
+        "propose line at session start": {"tokens": b.counter.count(line), "text": line},
+        "proposals shown to the model": {"tokens": 0, "text": "never injected"},
+        "Stop nudge (propose_at_stop, once)": {
+            "tokens": b.counter.count(NUDGE_REASON), "text": NUDGE_REASON},
+    }  # fmt: skip
 
 
 def measure_all(

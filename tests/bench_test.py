@@ -186,6 +186,20 @@ def test_token_report_covers_one_session(smoke_report: dict[str, Any]) -> None:
     assert strategies["whole file each session"]["total"] > 0
 
 
+def test_token_report_counts_what_lessons_add(smoke_report: dict[str, Any]) -> None:
+    from bench_measure import NUDGE_REASON
+    from project_memory_loader.writing import pm_lessons, pm_waiting
+    from ski_memory_manager import mm_nudge
+
+    lessons = smoke_report["tokens"]["lessons"]
+    assert lessons["PreCompact instruction (each compaction)"]["text"] == pm_lessons.INSTRUCTION
+    assert lessons["propose line at session start"]["text"] == pm_waiting.PROPOSE_LINE
+    assert 0 < lessons["propose line at session start"]["tokens"] <= 30
+    assert 0 < lessons["PreCompact instruction (each compaction)"]["tokens"] <= 100
+    assert lessons["proposals shown to the model"]["tokens"] == 0
+    assert NUDGE_REASON == mm_nudge.REASON
+
+
 def test_text_report_prints_the_table(tmp_path: Path) -> None:
     done = run_bench("--runs", "1", "--only", "save", fixtures=tmp_path)
     assert done.returncode == 0, done.stderr
