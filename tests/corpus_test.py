@@ -796,3 +796,46 @@ def test_transcript_case(case: dict[str, Any], isolated_env: Path) -> None:
     assert block.startswith(SESSION_STAMP + "\nResuming `proj` (from the session that ended ")
     problems = block_problems(block, SESSION_STAMP, check_lines=False)
     assert not problems, (case["id"], problems)
+
+
+# ---------------------------------------------------------------------------------------------
+# Manager and loader: compaction summaries with lessons (PostCompact keeps them as proposals)
+
+SUMMARIES = cases("summary")
+
+
+@pytest.mark.parametrize("case", SUMMARIES, ids=[c["id"] for c in SUMMARIES])
+def test_summary_case(case: dict[str, Any], isolated_env: Path) -> None:
+    from project_memory_loader.writing import pm_proposals, pm_waiting
+    from ski_memory_manager import memory_manager
+
+    project = isolated_env / "proj"
+    project.mkdir()
+    payload = {
+        "session_id": f"corpus-{case['id']}",
+        "cwd": str(project),
+        "hook_event_name": "PostCompact",
+        "trigger": "auto",
+        "compact_summary": case_bytes(case, isolated_env).decode("utf-8"),
+    }
+    began = time.monotonic()
+    res = call_main(memory_manager, ["hook"], json.dumps(payload).encode(), raw=True)
+    assert time.monotonic() - began < 3, case["id"]
+    assert (res.code, res.out) == (0, ""), case["id"]
+    assert_no_traceback(res, case["id"])
+    assert len(stderr_lines(res.err)) <= 2, res.err
+    folder = pm_waiting.store_dir(os.environ, str(project))
+    assert folder is not None
+    kept = pm_proposals.read_store(folder) if Path(folder).is_dir() else []
+    assert len(kept) == case["expect"]["proposals"], (case["id"], kept)
+    store = json.dumps(kept, ensure_ascii=False)
+    for item in kept:
+        lines = "\n".join(["lesson", item["text"], *item["files"]])
+        assert not block_problems(lines, "lesson", check_lines=False), item
+        assert all(not f.startswith(("/", "../", "~")) for f in item["files"]), item
+    for needle in case["expect"].get("contains", []):
+        assert needle in store, (case["id"], needle)
+    for needle in case["expect"].get("absent", []):
+        assert needle not in store, (case["id"], needle)
+    # Nothing in the project: the capture and the proposals are in the user's cache folder.
+    assert sorted(project.rglob("*")) == []

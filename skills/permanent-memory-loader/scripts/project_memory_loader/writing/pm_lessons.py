@@ -135,7 +135,7 @@ def parse_section(summary: str, root: str) -> Section:
     lessons: list[Lesson] = []
     refused: list[str] = []
     for number, raw in enumerate(summary[start : start + MAX_SECTION_CHARS].split("\n"), 1):
-        line = memory_text.strip_unsafe(raw).strip()
+        line = " ".join(memory_text.strip_unsafe(raw).split())
         if not line:
             continue
         if not line.startswith(("-", "*", "\u2022")):
