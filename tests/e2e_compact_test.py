@@ -39,6 +39,7 @@ from fake_anthropic import FakeAnthropic, all_texts
 from fake_anthropic import text as claude_text
 from fake_responses import FakeResponses, message
 from fake_responses import all_texts as codex_texts
+from project_memory_loader.writing import pm_lessons
 from support import run_command
 
 pytestmark = pytest.mark.e2e
@@ -259,8 +260,11 @@ def trust_all_hooks(user: CodexUser, project: Path) -> list[str]:
 def test_codex_compact_then_the_next_session_resumes_the_capture(
     codex_bin: Path, tmp_path: Path
 ) -> None:
+    compactions: list[dict[str, Any]] = []
+
     def model(body: dict[str, Any]) -> list[dict[str, Any]] | None:
         if any(CODEX_PROMPT in t for t in codex_texts(body)):
+            compactions.append(body)
             return [message(codex_summary(body))]
         return None
 
@@ -283,6 +287,13 @@ def test_codex_compact_then_the_next_session_resumes_the_capture(
             ]
         ours = [r for r in runs if r["eventName"] == "postCompact" and r["source"] == "plugin"]
         assert [(r["status"], r["entries"]) for r in ours] == [("completed", [])], ours
+        # The plugin's PreCompact instruction runs, but Codex reads no plain stdout there: its
+        # compaction request never carries it (docs/hooks.md).
+        asks = [r for r in runs if r["eventName"] == "preCompact" and r["source"] == "plugin"]
+        assert [(r["status"], r["entries"]) for r in asks] == [("completed", [])], asks
+        assert compactions and not any(
+            pm_lessons.HEADING in t for b in compactions for t in codex_texts(b)
+        )
         [pre] = recorded(record, "PreCompact")
         [post] = recorded(record, "PostCompact")
         keys = ["cwd", "hook_event_name", "model", "session_id", "transcript_path", "trigger"]
