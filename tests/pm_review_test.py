@@ -178,6 +178,12 @@ def test_no_store_is_no_count(project: Path) -> None:
     assert pm_waiting.start_status(os.environ, str(project)) == ""
 
 
+def test_a_harvested_proposal_names_its_session_as_the_manager_does() -> None:
+    from ski_memory_manager import mm_session
+
+    assert pm_harvest.session_ref("abc-1") == mm_session.session_ref("abc-1")  # mm_nudge reads it
+
+
 ACTIONS = st.lists(
     st.tuples(
         st.sampled_from(["propose", "accept", "drop", "edit"]),

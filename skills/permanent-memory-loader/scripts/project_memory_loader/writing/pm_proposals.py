@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
 from ..core import pm_file, pm_parse
 from ..shared import memory_io
 from .pm_lessons import TYPES, Lesson, key_of
-from .pm_waiting import MAX_STORE_BYTES, STORE, store_dir, waiting_count
-
-__all__ = ["store_dir", "waiting_count"]
+from .pm_waiting import MAX_STORE_BYTES, STORE
+from .pm_waiting import store_dir as store_dir  # the store's place, for its callers
 
 FORMAT = 1
 MAX_PROPOSALS = 500  # all kept, any status; past it new ones are refused with a note
@@ -137,14 +136,3 @@ def add_lessons(
 def waiting(items: list[dict[str, Any]]) -> list[tuple[int, dict[str, Any]]]:
     """The proposals waiting for a person, with their numbers (1 for the first ever kept)."""
     return [(n, item) for n, item in enumerate(items, 1) if item["status"] == WAITING]
-
-
-def proposed_in(env: Mapping[str, str], root: str, session: str) -> bool:
-    """Whether anything was proposed in this session (the Stop nudge asks only once nothing
-    was)."""
-    folder = store_dir(env, root)
-    try:
-        items = read_store(folder) if folder else []
-    except StoreError:
-        return True  # unknown: do not ask
-    return any(item.get("session") == session for item in items)
