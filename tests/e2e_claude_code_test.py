@@ -253,6 +253,7 @@ def test_validate_strict(claude_bin: Path, api: FakeAnthropic, tmp_path: Path) -
     scripts = [(h["event"], re.findall(r'scripts/(\w+\.py)" hook', h["command"])) for h in hooks]
     assert sorted((event, set(names)) for event, names in scripts) == [
         ("PostCompact", {"memory_manager.py"}),
+        ("PreCompact", {"permanent_memory.py"}),
         ("PreToolUse", {"permanent_memory.py"}),
         ("PreToolUse", {"permanent_memory.py"}),
         ("SessionEnd", {"memory_manager.py"}),

@@ -210,7 +210,7 @@ def test_an_installed_command_s_errors_name_it_as_typed(
         "",
         "usage: permanent-memory [-h] COMMAND ...\n"
         "permanent-memory: error: invalid choice: 'nonsense' (choose from load, hook, inspect, "
-        "show, search, doctor, add, archive, import, check, merge, git-setup)\n",
+        "show, search, doctor, add, archive, import, check, merge, git-setup, propose, review)\n",
     )
     status, out, err = _run([installed.bin_dir / "ski-memory", "nonsense"], tmp_path)
     assert (status, out) == (2, "")

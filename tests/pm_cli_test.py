@@ -72,7 +72,7 @@ def test_an_option_before_any_command_names_load(loader: Any) -> None:
     assert result.err.endswith(
         "permanent_memory.py: error: invalid choice: '--now'; a command comes first, as in "
         "'load --now' (choose from load, hook, inspect, show, search, doctor, add, archive, "
-        "import, check, merge, git-setup)\n"
+        "import, check, merge, git-setup, propose, review)\n"
     )
 
 
