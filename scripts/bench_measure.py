@@ -44,7 +44,7 @@ from recall_eval import table as recall_table
 
 # The Stop hook's nudge (ski_memory_manager.mm_nudge.REASON; a test checks they are the same).
 NUDGE_REASON = (
-    "project-memory: before you stop: if this session settled a decision or found a gotcha "
+    "Before you stop: if this session settled a decision or found a gotcha "
     "that later sessions in this project must know, propose it with the "
     "permanent-memory-loader skill's propose command (a person reviews it); otherwise say "
     "there is nothing to propose."

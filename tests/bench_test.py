@@ -187,7 +187,6 @@ def test_token_report_covers_one_session(smoke_report: dict[str, Any]) -> None:
 
 
 def test_token_report_counts_what_lessons_add(smoke_report: dict[str, Any]) -> None:
-    from bench_measure import NUDGE_REASON
     from project_memory_loader.writing import pm_lessons, pm_waiting
     from ski_memory_manager import mm_nudge
 
@@ -197,7 +196,7 @@ def test_token_report_counts_what_lessons_add(smoke_report: dict[str, Any]) -> N
     assert 0 < lessons["propose line at session start"]["tokens"] <= 30
     assert 0 < lessons["PreCompact instruction (each compaction)"]["tokens"] <= 100
     assert lessons["proposals shown to the model"]["tokens"] == 0
-    assert NUDGE_REASON == mm_nudge.REASON
+    assert lessons["Stop nudge (propose_at_stop, once)"]["text"] == mm_nudge.REASON
 
 
 def test_text_report_prints_the_table(tmp_path: Path) -> None:

@@ -60,6 +60,7 @@ from fake_responses import (
     message,
     new_outputs,
 )
+from project_memory_loader.writing import pm_waiting
 from support import Result, run_command
 
 pytestmark = pytest.mark.e2e
@@ -79,6 +80,7 @@ CATALOG_HOSTS = {"github.com:443", "api.github.com:443", "chatgpt.com:443"}
 HOOK_EVENTS = [
     "preToolUse",
     "preToolUse",
+    "preCompact",
     "postCompact",
     "sessionStart",
     "sessionEnd",
@@ -466,7 +468,9 @@ def test_install_lists_the_skills_and_the_trusted_hooks_add_both_blocks(
     texts = all_texts(first.first)
     assert copies(block, texts) == 1, stamped(texts)
     assert copies(resume, texts) == 1, stamped(texts)
-    assert f"{resume}\n{block}\n" in developer_texts(first.first), stamped(texts)
+    # Then, after a blank line, the line on proposing lessons (docs/hooks.md).
+    message = f"{resume}\n{block}\n\n{pm_waiting.PROPOSE_LINE}"
+    assert message in developer_texts(first.first), stamped(texts)
     print(f"\nsession start, as sent:\n{resume}\n{block}")
 
     # `codex exec resume`: SessionStart runs again (source "resume"); nothing changed, so

@@ -342,7 +342,7 @@ def test_a_compactions_lessons_are_counted_at_the_next_start(tmp_path: Path) -> 
     (project / ".claude" / "memory" / "permanent_memory.md").write_bytes(SEED.read_bytes())
     context, message = shown(start(env, ("-S",)))
     assert context.endswith(
-        "\nproject-memory: when you settle a decision or find a gotcha later "
+        "\n\nLessons: when you settle a decision or find a gotcha later "
         "sessions must know, propose it with the permanent-memory-loader "
         "skill's propose command.\n"
     )

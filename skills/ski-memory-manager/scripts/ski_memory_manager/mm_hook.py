@@ -303,7 +303,7 @@ def lessons_context(
         return permanent, ""
     block, status = permanent
     if block:
-        block = block + str(lessons.PROPOSE_LINE)
+        block = block + "\n" + str(lessons.PROPOSE_LINE)
     return (block, status), str(lessons.start_status(os.environ, project_root(payload)))
 
 

@@ -14,7 +14,7 @@ from .shared import memory_io
 
 OPTION = "CLAUDE_PLUGIN_OPTION_PROPOSE_AT_STOP"
 REASON = (
-    "project-memory: before you stop: if this session settled a decision or found a gotcha "
+    "Before you stop: if this session settled a decision or found a gotcha "
     "that later sessions in this project must know, propose it with the "
     "permanent-memory-loader skill's propose command (a person reviews it); otherwise say "
     "there is nothing to propose."

@@ -20,7 +20,7 @@ MAX_STORE_BYTES = 4 * 1024 * 1024
 WAITING_MARK = b'"status": "waiting"'
 # Beside the permanent-memory block at session start, never inside its budget (docs/hooks.md).
 PROPOSE_LINE = (
-    "project-memory: when you settle a decision or find a gotcha later sessions must know, "
+    "Lessons: when you settle a decision or find a gotcha later sessions must know, "
     "propose it with the permanent-memory-loader skill's propose command.\n"
 )
 REVIEW_COMMAND = "/project-memory:review"
