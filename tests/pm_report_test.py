@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
+import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
+import pytest
 from project_memory_loader.core import pm_load
 from project_memory_loader.core.pm_render import LEVELS, SKIP_TOKENS, Budget
 from project_memory_loader.core.pm_tokens import Tokenizer
@@ -86,6 +88,14 @@ def test_json_and_tables_for_a_skipped_file() -> None:
         f"chosen: skipped, file over 8000 tokens ({data['file_tokens']:,} counted); "
         "archive old epics: permanent_memory.py archive"
     )
+
+
+def test_a_hint_names_the_command_as_it_was_typed(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Installed with pip, the person typed `permanent-memory`, never the skill's script.
+    summary, tokenizer = summarise("skip-over-8000")
+    monkeypatch.setattr(sys, "argv", ["/venv/bin/permanent-memory", "inspect"])
+    text = pm_report.explain_text(summary, CONTEXT, tokenizer.count)
+    assert text.splitlines()[-1].endswith("; archive old epics: permanent-memory archive")
 
 
 def test_tables_without_epics() -> None:
