@@ -1,9 +1,15 @@
 # shared/command_line.py, through each skill's copy: the one command-line design of both skills.
 from __future__ import annotations
 
+import shlex
+import subprocess
+import sys
+from pathlib import Path
 from types import ModuleType
 
 import pytest
+from conftest import LOADER_DIR as LOADER
+from conftest import MANAGER_DIR as MANAGER
 
 COMMANDS = {"load": "x.load", "load-last": "x.load_last", "show": "x.show"}
 
@@ -103,3 +109,23 @@ def test_run_lets_a_bug_show(command_line: ModuleType) -> None:
 
     with pytest.raises(KeyError):
         command_line.run(bug, (Expected,), prints_results=False)
+
+
+def test_a_reader_that_goes_away_is_no_traceback(tmp_path: Path) -> None:
+    # `git-setup | head -1`: the reader closes the pipe after one line; the command stops
+    # quietly (exit 1, nothing on stderr) instead of a BrokenPipeError traceback.
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True, timeout=30)
+    (tmp_path / "memory").mkdir()
+    for script in (MANAGER / "memory_manager.py", LOADER / "permanent_memory.py"):
+        args = (
+            ["--memory-dir", str(tmp_path / "memory")]
+            if "manager" in script.name
+            else ["--project-dir", str(tmp_path)]
+        )
+        shell = f"{shlex.quote(sys.executable)} {shlex.quote(str(script))} git-setup "
+        shell += " ".join(shlex.quote(a) for a in args) + " | head -c 1; exit ${PIPESTATUS[0]}"
+        done = subprocess.run(
+            ["bash", "-c", shell], capture_output=True, text=True, timeout=60, cwd=tmp_path
+        )
+        assert "Traceback" not in done.stderr, done.stderr
+        assert done.stderr == "" and done.returncode in (0, 1), (done.returncode, done.stderr)

@@ -135,6 +135,10 @@ def run(
         if hint:
             say(str(hint))
         return 1
+    except BrokenPipeError:  # the reader went away (`| head`): nothing more to print
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so that flushing at exit cannot fail again
+        return 1
     except (UnicodeEncodeError, ValueError) as exc:  # closed while running, or cannot encode
         say(hook_io.refusal_of(exc))
         return 1
