@@ -223,7 +223,7 @@ def adr_text(number: int, status: str, decision: str, consequence: str) -> str:
 @settings(
     max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(st.lists(record, min_size=1, max_size=60), st.data())
+@given(st.lists(record, min_size=1, max_size=30), st.data())
 def test_properties(
     tmp_path_factory: pytest.TempPathFactory, records: list, data: st.DataObject
 ) -> None:
@@ -281,7 +281,13 @@ def test_properties(
     # Nothing deleted: what the import did not write stays, and what it wrote is there or was
     # replaced by its record's new text.
     assert not epics or "a line a person added" in after
-    lost = {e for e in before - after if not any(e[:-1] in a for a in after)}
+    # An entry replaced by its record's new text starts as the old one did; the new text may be
+    # cut to an entry's length (ending in …) where the old one was not.
+    lost = {
+        e
+        for e in before - after
+        if not any(e[:-1] in a or (a.endswith("…") and e.startswith(a[:-1])) for a in after)
+    }
     assert not lost
     assert support.token_count(live.read_text() if live.exists() else "")[0] <= LIVE_TOKENS
 
