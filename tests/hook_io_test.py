@@ -191,3 +191,18 @@ def test_closed_stdout(unicode_project: Path, tmp_path: Path) -> None:
                 1,
                 "cannot print the results: stdout is closed\n",
             )
+
+
+def test_project_folder_names_a_project_by_its_folder_and_real_path(
+    hook_io: ModuleType, tmp_path: Path
+) -> None:
+    project = tmp_path / "Billing API (v2)"
+    project.mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(project)
+    name = hook_io.project_folder(str(project))
+    assert name is not None and name.startswith("Billing-API--v2-")
+    assert len(name.rsplit("-", 1)[1]) == 12
+    assert hook_io.project_folder(str(link)) == name  # the real path decides
+    assert hook_io.project_folder(str(tmp_path / "other")) != name
+    assert hook_io.project_folder("") is None and hook_io.project_folder("a\0b") is None

@@ -22,7 +22,7 @@ import time
 from . import mm_session
 from .shared import hook_io, memory_io
 
-# Neither typing nor the json package is imported at run time: the hook starts every session.
+# typing is not imported at run time: the hook starts every session and ends every turn.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
@@ -180,12 +180,9 @@ def resume_context(payload: dict[str, Any], env: Mapping[str, str], now: float) 
 
 def permanent_context(payload: dict[str, Any]) -> tuple[str, str]:
     """The loader's block for this session start and its status, or ('', '') without it."""
-    if not os.path.isfile(os.path.join(LOADER_SCRIPTS, "project_memory_loader", "pm_hook.py")):
+    pm_hook = loader_module("pm_hook")
+    if pm_hook is None:
         return "", ""
-    if LOADER_SCRIPTS not in sys.path:
-        sys.path.append(LOADER_SCRIPTS)  # the loader's one path entry, as its own script adds
-    from project_memory_loader import pm_hook  # type: ignore[import-not-found,unused-ignore]
-
     block, status = pm_hook.hook_context(payload)
     return str(block), str(status)
 

@@ -93,13 +93,10 @@ def captured_dir(env: Mapping[str, str], project_dir: str) -> str | None:
     """The folder of one project's captured snapshots in the user's cache folder:
     captured/{folder name}-{digest of its real path}; None without a cache folder."""
     folder = starts_dir(env)
-    if folder is None or not project_dir or "\0" in project_dir:
+    name = hook_io.project_folder(project_dir)
+    if folder is None or name is None:
         return None
-    path = os.path.realpath(project_dir)
-    name = os.path.basename(path.rstrip(os.sep)) or "root"
-    plain = "".join(c if c.isascii() and (c.isalnum() or c in "._-") else "-" for c in name)
-    key = hook_io.digest(path.encode("utf-8", "surrogatepass"))[:12]
-    return os.path.join(os.path.dirname(folder), CAPTURED, f"{plain.strip('.-')[:40]}-{key}")
+    return os.path.join(os.path.dirname(folder), CAPTURED, name)
 
 
 def record_path(folder: str, session_id: str) -> str | None:

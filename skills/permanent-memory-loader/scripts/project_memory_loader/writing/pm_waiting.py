@@ -31,13 +31,10 @@ def store_dir(env: Mapping[str, str], project_dir: str) -> str | None:
     folder, which the commands the model runs are not given): proposals/{folder name}-{digest of
     its real path}; None without a cache folder."""
     base = hook_io.cache_dir(FOLDER, {"XDG_CACHE_HOME": env.get("XDG_CACHE_HOME", "")})
-    if base is None or not project_dir or "\0" in project_dir:
+    name = hook_io.project_folder(project_dir)
+    if base is None or name is None:
         return None
-    path = os.path.realpath(project_dir)
-    name = os.path.basename(path.rstrip(os.sep)) or "root"
-    plain = "".join(c if c.isascii() and (c.isalnum() or c in "._-") else "-" for c in name)
-    key = hook_io.digest(path.encode("utf-8", "surrogatepass"))[:12]
-    return os.path.join(base, f"{plain.strip('.-')[:40]}-{key}")
+    return os.path.join(base, name)
 
 
 def waiting_count(env: Mapping[str, str], root: str) -> int:

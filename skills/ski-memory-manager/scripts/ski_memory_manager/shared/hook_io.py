@@ -146,6 +146,18 @@ def cache_dir(name: str, env: Mapping[str, str] | None = None) -> str | None:
     return os.path.join(home, ".cache", "project-memory", name)
 
 
+def project_folder(project_dir: str) -> str | None:
+    """The name a project's folder in the cache goes by: its folder's name, made plain, and a
+    digest of its real path (`billing-api-3f2a9c01d4e5`); None for no path."""
+    if not project_dir or "\0" in project_dir:
+        return None
+    path = os.path.realpath(project_dir)
+    name = os.path.basename(path.rstrip(os.sep)) or "root"
+    plain = "".join(c if c.isascii() and (c.isalnum() or c in "._-") else "-" for c in name)
+    key = digest(path.encode("utf-8", "surrogatepass"))[:12]
+    return f"{plain.strip('.-')[:40]}-{key}"
+
+
 def code_stamp(folder: str, names: tuple[str, ...]) -> str:
     """The modification times of the modules whose code decides a cached text ("-" for one that
     is missing): part of a cache key, so that changed code never serves an old entry."""
